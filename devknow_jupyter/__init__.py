@@ -1,0 +1,83 @@
+"""devknow_jupyter: search and read Google's developer documentation from Jupyter.
+
+In a notebook::
+
+    %load_ext devknow_jupyter
+    %devsearch create a Cloud Storage bucket
+    %devget _devsearch
+    %%devask
+    How do I create a bucket?
+
+From Python::
+
+    from devknow_jupyter import DevKnowClient
+    with DevKnowClient() as client:
+        hits = client.search_documents("create a Cloud Storage bucket")
+
+Exports are imported lazily so that ``import devknow_jupyter`` and ``%load_ext`` stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .client import DevKnowClient
+    from .errors import DevKnowError
+    from .explorer import explore
+    from .models import Answer, Document, DocumentChunk, Documents, SearchResults
+
+__all__ = [
+    "Answer",
+    "DevKnowClient",
+    "DevKnowError",
+    "Document",
+    "DocumentChunk",
+    "Documents",
+    "SearchResults",
+    "__version__",
+    "explore",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+
+_LAZY = {
+    "DevKnowClient": ".client",
+    "DevKnowError": ".errors",
+    "Answer": ".models",
+    "Document": ".models",
+    "DocumentChunk": ".models",
+    "Documents": ".models",
+    "SearchResults": ".models",
+    "explore": ".explorer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'devknow_jupyter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register %devsearch, %devget, %%devask and %devknow (``%load_ext devknow_jupyter``)."""
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Close the shared client (``%unload_ext devknow_jupyter``)."""
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)

@@ -1,0 +1,475 @@
+"""``DevKnowClient``: search, fetch and ask Google's developer documentation from plain Python.
+
+The client owns policy: where to connect and with which credentials, document names, batching of
+``get_documents`` (at most 20 names a call, batches in parallel), the shared result cache and the
+offline fallbacks. Talking MCP is the backend's job (:mod:`devknow_jupyter.transport` for a remote
+server, :mod:`devknow_jupyter.local` for the embedded index).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+from urllib.parse import urlsplit
+
+from .backend import Backend
+from .cache import ResultCache, cache_key, shared_cache
+from .errors import (
+    AuthenticationError,
+    ConfigurationError,
+    DevKnowError,
+    DocumentNotFoundError,
+    ToolError,
+    TransportError,
+    register_secret,
+)
+from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
+from .names import normalize_names
+from .tools import MAX_NAMES_PER_CALL
+
+__all__ = ["GOOGLE_ENDPOINT", "LOCAL_ENDPOINT", "DevKnowClient", "resolve_api_key", "resolve_endpoint"]
+
+#: Google's Developer Knowledge MCP server.
+GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
+#: The embedded offline index.
+LOCAL_ENDPOINT = "local"
+KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
+
+_local_notice_shown = False
+
+
+def resolve_api_key(api_key: str | None = None) -> tuple[str | None, str | None]:
+    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY."""
+    if api_key:
+        return api_key, "argument"
+    for variable in KEY_VARIABLES:
+        value = os.environ.get(variable, "").strip()
+        if value:
+            return value, variable
+    return None, None
+
+
+def resolve_endpoint(endpoint: str | None, have_credentials: bool) -> tuple[str, str]:
+    """The endpoint to use and why: the argument, else DEVKNOW_ENDPOINT, else Google's with a key, else local."""
+    if endpoint:
+        return endpoint.strip(), "argument"
+    from_env = os.environ.get("DEVKNOW_ENDPOINT", "").strip()
+    if from_env:
+        return from_env, "DEVKNOW_ENDPOINT"
+    if have_credentials:
+        return GOOGLE_ENDPOINT, "default"
+    return LOCAL_ENDPOINT, "no key"
+
+
+def _is_local(endpoint: str) -> bool:
+    return endpoint == LOCAL_ENDPOINT or endpoint.startswith(LOCAL_ENDPOINT + ":")
+
+
+class DevKnowClient:
+    """A client for the Developer Knowledge tools, on the live service or the offline index.
+
+    Args:
+        endpoint: An MCP server URL, ``"local"`` for the embedded index (``"local:PATH"`` for an index or
+            folder of your own). Default: ``DEVKNOW_ENDPOINT``, else Google's server when a key is
+            configured, else ``"local"``.
+        api_key: Sent only in the ``X-Goog-Api-Key`` header. Default: ``DEVKNOW_API_KEY``, else
+            ``GOOGLE_API_KEY``.
+        access_token: An OAuth bearer token, instead of a key.
+        timeout: Seconds to wait for a reply (connecting has its own, shorter limit).
+        cache: A :class:`~devknow_jupyter.cache.ResultCache`, ``None`` for the process-wide one, or
+            ``False`` for none.
+        backend: Use this backend object instead of building one from ``endpoint`` (advanced).
+        http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
+        offline_store: Keep documents fetched from the live service on disk, searchable offline.
+
+    Example::
+
+        with DevKnowClient() as client:
+            hits = client.search_documents("create a Cloud Storage bucket")
+            docs = client.get_documents(hits)
+            answer = client.answer_query("How do I create a bucket?")
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        api_key: str | None = None,
+        access_token: str | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        cache: ResultCache | bool | None = None,
+        backend: Backend | None = None,
+        http_transport: Any = None,
+        headers: dict[str, str] | None = None,
+        offline_store: bool = True,
+        max_workers: int = 4,
+    ) -> None:
+        self.api_key, self.key_source = resolve_api_key(api_key)
+        self._access_token = access_token or None
+        register_secret(self.api_key)
+        register_secret(self._access_token)
+        if backend is not None:
+            self.endpoint, self.endpoint_source = backend.endpoint, "backend"
+        else:
+            self.endpoint, self.endpoint_source = resolve_endpoint(
+                endpoint, bool(self.api_key or self._access_token)
+            )
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        if cache is None or cache is True:
+            self.cache = shared_cache()
+        elif cache is False:
+            self.cache = ResultCache(max_entries=0)
+        else:
+            self.cache = cache
+        self._headers = dict(headers or {})
+        self._http_transport = http_transport
+        self._offline_store_enabled = offline_store
+        self._store: Any = None
+        self._max_workers = max_workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._tools: list[dict[str, Any]] | None = None
+        self._lock = threading.RLock()
+        self._closed = False
+        self.notices: list[str] = []
+        self._backend = backend if backend is not None else self._make_backend()
+        if self.endpoint_source == "no key":
+            self._say_once(
+                "devknow: no API key set, so using the offline index. For the live service set "
+                "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)."
+            )
+
+    # -- construction ---------------------------------------------------------------------------
+
+    def _make_backend(self) -> Backend:
+        if _is_local(self.endpoint):
+            from .local.backend import LocalBackend
+
+            return LocalBackend.from_spec(self.endpoint)
+        parts = urlsplit(self.endpoint)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigurationError(
+                f"Not an MCP endpoint: {self.endpoint!r}",
+                hint="Use an http(s) URL such as https://developerknowledge.googleapis.com/mcp, or 'local'.",
+            )
+        from .transport import McpHttpBackend
+
+        return McpHttpBackend(
+            self.endpoint,
+            api_key=self.api_key,
+            access_token=self._access_token,
+            timeout=self.timeout,
+            connect_timeout=self.connect_timeout,
+            headers=self._headers,
+            http_transport=self._http_transport,
+        )
+
+    def _say_once(self, line: str) -> None:
+        global _local_notice_shown
+        self.notices.append(line)
+        if not _local_notice_shown:
+            _local_notice_shown = True
+            print(line, file=sys.stderr)
+
+    # -- properties -----------------------------------------------------------------------------
+
+    @property
+    def backend(self) -> Backend:
+        """The backend in use (remote MCP transport or local index)."""
+        return self._backend
+
+    @property
+    def backend_kind(self) -> str:
+        """``"remote"`` or ``"local"``."""
+        return self._backend.kind
+
+    def __repr__(self) -> str:
+        key = f"key from {self.key_source}" if self.key_source else "no key"
+        return f"<DevKnowClient endpoint={self.endpoint!r} backend={self.backend_kind} {key}>"
+
+    # -- the three tools ------------------------------------------------------------------------
+
+    def search_documents(
+        self, query: str, *, source: str | None = None, refresh: bool = False
+    ) -> SearchResults:
+        """Search the documentation; returns the matching passages as :class:`SearchResults`.
+
+        Args:
+            query: What to look for, in plain words.
+            source: Keep only hits from this site (e.g. ``"firebase.google.com"``); sent to the service
+                when its tool accepts a filter, otherwise applied to the hits here (with a notice).
+            refresh: Ask the server even when the answer is cached.
+        """
+        query = self._check_query(query)
+        arguments: dict[str, Any] = {"query": query}
+        notices: list[str] = []
+        filter_here = False
+        if source:
+            source = source.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
+            field = self._source_argument()
+            if field:
+                arguments[field] = source
+            else:
+                filter_here = True
+        started = time.perf_counter()
+        try:
+            data, from_cache = self._call_cached("search_documents", arguments, refresh=refresh)
+        except TransportError:
+            data = self._search_offline_store(query)
+            if data is None:
+                raise
+            from_cache = False
+            notices.append("The service could not be reached; these hits come from documents saved offline.")
+        results = SearchResults.from_dict(data, query=query)
+        chunks: Iterable[DocumentChunk] = results
+        if filter_here and source:
+            chunks = [hit for hit in results if _host_matches(hit.uri, source)]
+            notices.append(
+                f"Filtered here to {source}: the server's search has no source filter "
+                f"({len(chunks)} of {len(results)} hits kept)."
+            )
+        out = SearchResults(query, chunks, self._info(started, from_cache, notices))
+        out._client = self
+        return out
+
+    def get_documents(self, names: Any, *, refresh: bool = False) -> Documents:
+        """Fetch whole documents (Markdown) by name, page URL, hit or search results, in request order.
+
+        Duplicates are dropped; at most 20 names go in one call and several calls run in parallel.
+        Documents already in the cache are not fetched again (unless ``refresh``). Unknown names raise
+        :class:`~devknow_jupyter.errors.DocumentNotFoundError`, which still carries the documents found.
+        """
+        wanted = normalize_names(names)
+        if not wanted:
+            raise ConfigurationError("No document names given.", hint="Pass names, page URLs or search hits.")
+        started = time.perf_counter()
+        found: dict[str, Document] = {}
+        if not refresh:
+            for name in wanted:
+                cached = self.cache.get(cache_key(self.endpoint, "document", name))
+                if cached is not None:
+                    found[name] = cached
+        lacking = [name for name in wanted if name not in found]
+        batches = [lacking[i : i + MAX_NAMES_PER_CALL] for i in range(0, len(lacking), MAX_NAMES_PER_CALL)]
+        fetched = self._fetch_batches(batches)
+        found.update(fetched)
+        if fetched:
+            self._keep_offline(fetched.values())
+        docs = [found[name] for name in wanted if name in found]
+        for doc in docs:
+            object.__setattr__(doc, "_client", self)
+        result = Documents(docs, self._info(started, not lacking, []))
+        result._client = self
+        missing = [name for name in wanted if name not in found]
+        if missing:
+            raise DocumentNotFoundError(missing, result)
+        return result
+
+    def answer_query(self, query: str, *, refresh: bool = False) -> Answer:
+        """Ask a question; returns a grounded :class:`Answer` with the names of its references.
+
+        The service allows few answers a day: on exhaustion this raises
+        :class:`~devknow_jupyter.errors.QuotaExceededError`, and the caller may fall back to
+        :meth:`search_documents` (``%%devask`` does).
+        """
+        query = self._check_query(query)
+        started = time.perf_counter()
+        data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+        answer = Answer.from_dict(data, query=query)
+        answer.info = self._info(started, from_cache, [])
+        answer._client = self
+        return answer
+
+    def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
+        """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
+        with self._lock:
+            if self._tools is None or refresh:
+                self._tools = self._backend.list_tools()
+            return self._tools
+
+    # -- status and lifecycle -------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """Endpoint, backend, where the key came from (never the key), and cache figures."""
+        stats = self.cache.stats()
+        return {
+            "endpoint": self.endpoint,
+            "endpoint_source": self.endpoint_source,
+            "backend": self.backend_kind,
+            "key_source": self.key_source or ("access token" if self._access_token else None),
+            "timeout": self.timeout,
+            "cache_size": stats.size,
+            "cache_max_entries": stats.max_entries,
+            "cache_ttl": stats.ttl,
+            "cache_hits": stats.hits,
+            "cache_misses": stats.misses,
+            "cache_hit_rate": stats.hit_rate,
+        }
+
+    def close(self) -> None:
+        """End the server session and release connections. The client cannot be used afterwards."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._backend.close()
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> DevKnowClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigurationError("This DevKnowClient is closed; create a new one.")
+
+    def _check_query(self, query: str) -> str:
+        self._check_open()
+        if not isinstance(query, str) or not query.strip():
+            raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
+        return " ".join(query.split())
+
+    def _check_credentials(self) -> None:
+        # Google's server needs a key; fail before any request rather than after a 401 round trip.
+        google = urlsplit(self.endpoint).hostname == urlsplit(GOOGLE_ENDPOINT).hostname
+        if self.backend_kind == "remote" and google and not (self.api_key or self._access_token):
+            raise AuthenticationError("No API key is configured for the Developer Knowledge API.")
+
+    def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        self._check_open()
+        self._check_credentials()
+        return self._backend.call_tool(tool, arguments)
+
+    def _call_cached(self, tool: str, arguments: dict[str, Any], *, refresh: bool) -> tuple[dict[str, Any], bool]:
+        key = cache_key(self.endpoint, tool, arguments)
+        if not refresh:
+            cached = self.cache.get(key)
+            if cached is not None:
+                return cached, True
+        data = self._call(tool, arguments)
+        self.cache.set(key, data)
+        return data, False
+
+    def _fetch_batches(self, batches: list[list[str]]) -> dict[str, Document]:
+        if not batches:
+            return {}
+        if len(batches) == 1:  # the common case stays on the calling thread (prompt Ctrl-C)
+            return self._fetch_batch(batches[0])
+        futures = [self._executor().submit(self._fetch_batch, batch) for batch in batches]
+        fetched: dict[str, Document] = {}
+        error: BaseException | None = None
+        try:
+            for future in futures:
+                try:
+                    fetched.update(future.result())
+                except DevKnowError as exc:
+                    error = error or exc
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+        if error is not None:
+            raise error  # the documents of the other batches are cached already
+        return fetched
+
+    def _fetch_batch(self, names: list[str]) -> dict[str, Document]:
+        try:
+            data = self._call("get_documents", {"names": names})
+        except ToolError as exc:
+            if len(names) > 1 and _looks_not_found(exc):
+                # The server failed the whole batch for an unknown name: split to keep the known ones.
+                middle = len(names) // 2
+                return {**self._fetch_batch(names[:middle]), **self._fetch_batch(names[middle:])}
+            if _looks_not_found(exc):
+                return {}
+            raise
+        docs = [Document.from_dict(item) for item in data.get("documents") or []]
+        by_name = {doc.name: doc for doc in docs}
+        if len(docs) == len(names) and not set(names) <= set(by_name):
+            by_name = dict(zip(names, docs, strict=True))  # renamed by the server; order is kept
+        result = {name: by_name[name] for name in names if name in by_name}
+        for name, doc in result.items():
+            self.cache.set(cache_key(self.endpoint, "document", name), doc)
+        return result
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix="devknow")
+            return self._pool
+
+    def _source_argument(self) -> str | None:
+        try:
+            tools = self.list_tools()
+        except DevKnowError:
+            return None
+        for tool in tools:
+            if tool.get("name") == "search_documents":
+                properties = (tool.get("inputSchema") or {}).get("properties") or {}
+                for field in ("source", "data_source", "site"):
+                    if field in properties:
+                        return field
+        return None
+
+    def _info(self, started: float, from_cache: bool, notices: list[str]) -> ResultInfo:
+        return ResultInfo(
+            backend=self.backend_kind,
+            endpoint=self.endpoint,
+            elapsed=time.perf_counter() - started,
+            from_cache=from_cache,
+            notices=notices,
+        )
+
+    def _offline_store(self) -> Any:
+        if not self._offline_store_enabled or self.backend_kind != "remote":
+            return None
+        with self._lock:
+            if self._store is None:
+                from .local.store import DocumentStore
+
+                self._store = DocumentStore.open_default()
+            return self._store
+
+    def _keep_offline(self, documents: Iterable[Document]) -> None:
+        try:
+            store = self._offline_store()
+            if store is not None:
+                store.add(documents)
+        except Exception as exc:  # the offline copy is a convenience; never fail a fetch for it
+            self.notices.append(f"Could not save documents offline: {exc}")
+
+    def _search_offline_store(self, query: str) -> dict[str, Any] | None:
+        try:
+            store = self._offline_store()
+            if store is None or len(store) == 0:
+                return None
+            return store.search(query)
+        except Exception:
+            return None
+
+
+def _host_matches(uri: str, source: str) -> bool:
+    host = (urlsplit(uri).hostname or "").lower()
+    domain, _, path = source.partition("/")
+    if not (host == domain or host.endswith("." + domain)):
+        return False
+    return not path or urlsplit(uri).path.lstrip("/").startswith(path)
+
+
+def _looks_not_found(exc: ToolError) -> bool:
+    text = exc.message.upper()
+    return "NOT_FOUND" in text or "NOT FOUND" in text or "UNKNOWN DOCUMENT" in text or exc.code == 404

@@ -1,0 +1,184 @@
+"""The exceptions devknow_jupyter raises.
+
+Every error is a :class:`DevKnowError`, so ``except DevKnowError`` catches them all::
+
+    DevKnowError
+     ├── ConfigurationError        a bad endpoint, option or argument (e.g. an empty query)
+     ├── AuthenticationError       HTTP 401/403, or no key for the live service
+     ├── QuotaExceededError        HTTP 429 or RESOURCE_EXHAUSTED (``.retry_after`` in seconds, or None)
+     ├── ToolError                 the server's own error for a tool call (``.code`` when it gave one)
+     │    └── DocumentNotFoundError   names the service does not know (``.missing``, ``.documents``)
+     ├── ProtocolError             a reply that is not valid MCP / JSON-RPC
+     └── TransportError            network, TLS, proxy and timeout failures
+          └── RequestTimeout       no reply within the read timeout
+
+In IPython and Jupyter these errors show as one short, coloured line instead of a traceback
+(through IPython's ``_render_traceback_`` hook); ``%devknow --debug`` switches full tracebacks
+back on. Messages never contain an API key: every key the package knows about is registered
+with :func:`register_secret` and masked out of every message.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .models import Documents
+
+__all__ = [
+    "AuthenticationError",
+    "ConfigurationError",
+    "DevKnowError",
+    "DocumentNotFoundError",
+    "ProtocolError",
+    "QuotaExceededError",
+    "RequestTimeout",
+    "ToolError",
+    "TransportError",
+    "redact",
+    "register_secret",
+    "set_short_errors",
+]
+
+_secrets: set[str] = set()
+_secrets_lock = threading.Lock()
+_short_errors = True
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` (an API key or token) so that it is masked out of every error message."""
+    if value and len(value) >= 4:
+        with _secrets_lock:
+            _secrets.add(value)
+
+
+def redact(text: str) -> str:
+    """Return ``text`` with every registered secret replaced by ``***``."""
+    with _secrets_lock:
+        secrets = sorted(_secrets, key=len, reverse=True)
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def set_short_errors(short: bool) -> None:
+    """Show errors as one line in IPython (the default) or, with ``False``, as full tracebacks."""
+    global _short_errors
+    _short_errors = bool(short)
+
+
+class DevKnowError(Exception):
+    """Base class of every error raised by devknow_jupyter."""
+
+    #: One-line hint on what to do about it, shown after the message in notebooks.
+    hint: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = redact(str(message))
+        if hint is not None:
+            self.hint = redact(hint)
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def short_message(self) -> str:
+        """The error as a user reads it: class name, message and hint on one or two lines."""
+        text = f"{type(self).__name__}: {self.message}"
+        return f"{text}\n  {self.hint}" if self.hint else text
+
+    def __getattr__(self, name: str) -> Any:
+        # IPython looks this hook up with hasattr(); hide it while full tracebacks are wanted.
+        if name == "_render_traceback_" and _short_errors:
+            return self._short_traceback
+        raise AttributeError(name)
+
+    def _short_traceback(self) -> list[str]:
+        red, reset = "\x1b[31m", "\x1b[0m"
+        lines = self.short_message().splitlines()
+        return [f"{red}{lines[0]}{reset}", *lines[1:]]
+
+
+class ConfigurationError(DevKnowError):
+    """A bad endpoint, setting or argument, found before anything is sent."""
+
+
+class AuthenticationError(DevKnowError):
+    """The service refused the credentials (HTTP 401 or 403), or none are configured."""
+
+    hint = (
+        "Set DEVKNOW_API_KEY (or GOOGLE_API_KEY) in the environment, or run `%devknow --api-key` "
+        "in a notebook; `%devknow --endpoint local` uses the offline index instead."
+    )
+
+    def __init__(self, message: str, *, status: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+
+
+class QuotaExceededError(DevKnowError):
+    """The service's quota is used up (HTTP 429 or RESOURCE_EXHAUSTED).
+
+    ``retry_after`` is the number of seconds the service asked us to wait, when it said.
+    """
+
+    hint = (
+        "answer_query allows about 50 answers a day and 10 a minute per project; "
+        "%devsearch still works, and %%devask falls back to it."
+    )
+
+    def __init__(self, message: str, *, retry_after: float | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
+class ToolError(DevKnowError):
+    """The server reported an error for a tool call; the message is the server's own."""
+
+    def __init__(
+        self, message: str, *, code: int | None = None, tool: str | None = None, hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.code = code
+        self.tool = tool
+
+
+class DocumentNotFoundError(ToolError):
+    """Some requested document names are unknown to the service.
+
+    ``missing`` lists them; ``documents`` holds the documents that *were* found, in request order,
+    so nothing fetched is lost.
+    """
+
+    def __init__(self, missing: Iterable[str], documents: Documents | None = None) -> None:
+        self.missing = list(missing)
+        self.documents = documents
+        shown = ", ".join(self.missing[:5]) + (" …" if len(self.missing) > 5 else "")
+        found = f" ({len(documents)} other document(s) were found)" if documents else ""
+        super().__init__(
+            f"Unknown document{'s' if len(self.missing) > 1 else ''}: {shown}{found}",
+            tool="get_documents",
+            hint="Names look like documents/<page URL without https://>; %devsearch finds them.",
+        )
+
+
+class ProtocolError(DevKnowError):
+    """The server's reply is not valid MCP or JSON-RPC (e.g. a malformed SSE stream)."""
+
+
+class TransportError(DevKnowError):
+    """The request did not get through: connection, TLS, proxy or timeout failure."""
+
+    hint = (
+        "Check the network (HTTPS_PROXY, SSL_CERT_FILE for a corporate CA), or use the offline "
+        "index with `%devknow --endpoint local`."
+    )
+
+
+class RequestTimeout(TransportError):
+    """No complete reply arrived within the timeout."""
+
+    hint = "Raise the timeout (DevKnowClient(timeout=...) or `%config DevKnowMagics.timeout = 60`)."

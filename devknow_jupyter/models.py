@@ -1,0 +1,273 @@
+"""Plain result types: what the three tools return, in the service's own JSON shapes.
+
+``DocumentChunk`` and ``SearchResults`` (from ``search_documents``), ``Document`` and ``Documents``
+(from ``get_documents``) and ``Answer`` (from ``answer_query``). They are plain, list-like data with
+``to_dict()`` (the service's JSON), ``to_markdown()`` and ``from_dict()``. In Jupyter they display
+themselves through ``_repr_mimebundle_``; the renderer is imported only then, so importing this module
+stays cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from .client import DevKnowClient
+
+__all__ = ["Answer", "Document", "DocumentChunk", "Documents", "ResultInfo", "SearchResults"]
+
+DOCUMENT_PREFIX = "documents/"
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def name_to_uri(name: str) -> str:
+    """``documents/developers.google.com/x`` → ``https://developers.google.com/x``."""
+    rest = name[len(DOCUMENT_PREFIX) :] if name.startswith(DOCUMENT_PREFIX) else name
+    return rest if rest.startswith(("http://", "https://")) else f"https://{rest}"
+
+
+def title_from(content: str, name: str) -> str:
+    """A readable title: the first Markdown heading, else the last path segment of the name."""
+    match = _HEADING.search(content or "")
+    if match:
+        return match.group(1).strip().strip("*_`")
+    last = name.rstrip("/").rsplit("/", 1)[-1] or name
+    return last.replace("-", " ").replace("_", " ").strip().capitalize() or name
+
+
+@dataclass
+class ResultInfo:
+    """Where a result came from: backend, endpoint, time taken, cache, notices for the user."""
+
+    backend: str = ""
+    endpoint: str = ""
+    elapsed: float = 0.0
+    from_cache: bool = False
+    notices: list[str] = field(default_factory=list)
+
+
+class _Displayable:
+    """Mixin: the display protocol, rendering lazily through :mod:`devknow_jupyter.display`."""
+
+    _client: DevKnowClient | None = None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from .display import mimebundle
+
+        return mimebundle(self, include=include, exclude=exclude)
+
+    def to_markdown(self) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class DocumentChunk(_Displayable):
+    """One search hit: a passage (``content``, Markdown) of the document named ``parent``."""
+
+    parent: str
+    id: str
+    content: str
+
+    @property
+    def uri(self) -> str:
+        """The page's https URL."""
+        return name_to_uri(self.parent)
+
+    @property
+    def title(self) -> str:
+        """A readable title for the hit (first heading of the passage, else from the URL)."""
+        return title_from(self.content, self.parent)
+
+    def to_dict(self) -> dict[str, str]:
+        """The service's JSON shape: ``{"parent", "id", "content"}``."""
+        return {"parent": self.parent, "id": self.id, "content": self.content}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DocumentChunk:
+        """Build from the service's JSON shape."""
+        return cls(parent=str(data.get("parent", "")), id=str(data.get("id", "")), content=str(data.get("content", "")))
+
+    def to_markdown(self) -> str:
+        """The hit as Markdown: title, link and passage."""
+        return f"### [{self.title}]({self.uri})\n\n`{self.parent}`\n\n{self.content.strip()}\n"
+
+
+class SearchResults(Sequence[DocumentChunk], _Displayable):
+    """The hits of one ``search_documents`` call: a sequence of :class:`DocumentChunk`, with ``.query``."""
+
+    def __init__(self, query: str, chunks: Iterable[DocumentChunk] = (), info: ResultInfo | None = None) -> None:
+        self.query = query
+        self._chunks: tuple[DocumentChunk, ...] = tuple(chunks)
+        self.info = info or ResultInfo()
+
+    @property
+    def from_cache(self) -> bool:
+        """True when no request was made for this result."""
+        return self.info.from_cache
+
+    @property
+    def names(self) -> list[str]:
+        """The distinct document names of the hits, in hit order (ready for ``get_documents``)."""
+        return list(dict.fromkeys(chunk.parent for chunk in self._chunks))
+
+    @overload
+    def __getitem__(self, index: int) -> DocumentChunk: ...
+    @overload
+    def __getitem__(self, index: slice) -> SearchResults: ...
+    def __getitem__(self, index: int | slice) -> DocumentChunk | SearchResults:
+        if isinstance(index, slice):
+            return self._derive(self._chunks[index])
+        return self._chunks[index]
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def __iter__(self) -> Iterator[DocumentChunk]:
+        return iter(self._chunks)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SearchResults):
+            return self.query == other.query and self._chunks == other._chunks
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<SearchResults query={self.query!r} hits={len(self)}>"
+
+    def _derive(self, chunks: Iterable[DocumentChunk]) -> SearchResults:
+        derived = SearchResults(self.query, chunks, self.info)
+        derived._client = self._client
+        return derived
+
+    def to_dict(self) -> dict[str, Any]:
+        """The service's JSON shape: ``{"results": [{"parent", "id", "content"}, ...]}``."""
+        return {"results": [chunk.to_dict() for chunk in self._chunks]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], query: str = "") -> SearchResults:
+        """Build from the service's JSON shape."""
+        return cls(query, (DocumentChunk.from_dict(item) for item in data.get("results") or []))
+
+    def to_markdown(self) -> str:
+        """All hits as one Markdown text."""
+        head = f"**{len(self)} hit{'s' if len(self) != 1 else ''}** for *{self.query}*\n\n"
+        return head + "\n".join(chunk.to_markdown() for chunk in self._chunks)
+
+
+@dataclass(frozen=True)
+class Document(_Displayable):
+    """A whole page: ``content`` is its Markdown."""
+
+    name: str
+    uri: str = ""
+    content: str = ""
+    description: str = ""
+    title: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """The service's JSON shape: ``{"name", "uri", "content", "description", "title"}``."""
+        return {
+            "name": self.name,
+            "uri": self.uri,
+            "content": self.content,
+            "description": self.description,
+            "title": self.title,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Document:
+        """Build from the service's JSON shape, filling a missing ``uri`` or ``title`` from the name."""
+        name = str(data.get("name", ""))
+        content = str(data.get("content") or "")
+        return cls(
+            name=name,
+            uri=str(data.get("uri") or name_to_uri(name)),
+            content=content,
+            description=str(data.get("description") or ""),
+            title=str(data.get("title") or title_from(content, name)),
+        )
+
+    def to_markdown(self) -> str:
+        """The document's own Markdown (what ``--raw`` shows)."""
+        return self.content
+
+
+class Documents(list[Document], _Displayable):
+    """The documents of one ``get_documents`` call, in request order (a ``list`` of :class:`Document`)."""
+
+    def __init__(self, documents: Iterable[Document] = (), info: ResultInfo | None = None) -> None:
+        super().__init__(documents)
+        self.info = info or ResultInfo()
+
+    @property
+    def from_cache(self) -> bool:
+        """True when every document came from the cache."""
+        return self.info.from_cache
+
+    def to_dict(self) -> dict[str, Any]:
+        """The service's JSON shape: ``{"documents": [...]}``."""
+        return {"documents": [doc.to_dict() for doc in self]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Documents:
+        """Build from the service's JSON shape."""
+        return cls(Document.from_dict(item) for item in data.get("documents") or [])
+
+    def to_markdown(self) -> str:
+        """Every document's Markdown, separated by rules."""
+        return "\n\n---\n\n".join(doc.to_markdown() for doc in self)
+
+    def __repr__(self) -> str:
+        return f"<Documents {[doc.name for doc in self]!r}>"
+
+
+@dataclass
+class Answer(_Displayable):
+    """A grounded answer (Markdown) and the names of the documents it is based on.
+
+    ``extractive`` is True when the offline backend built it from the best passages rather than a model.
+    """
+
+    answer_text: str
+    references: list[str] = field(default_factory=list)
+    query: str = ""
+    extractive: bool = False
+    info: ResultInfo = field(default_factory=ResultInfo, compare=False, repr=False)
+
+    @property
+    def from_cache(self) -> bool:
+        """True when no request was made for this answer."""
+        return self.info.from_cache
+
+    def to_dict(self) -> dict[str, Any]:
+        """The service's JSON shape: ``{"answerText", "references"}``."""
+        return {"answerText": self.answer_text, "references": list(self.references)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], query: str = "") -> Answer:
+        """Build from the service's JSON shape (references may be names or ``{"name": ...}`` objects)."""
+        refs = []
+        for ref in data.get("references") or []:
+            name = ref.get("name") or ref.get("document") or ref.get("uri") if isinstance(ref, dict) else ref
+            if name:
+                refs.append(str(name))
+        return cls(
+            answer_text=str(data.get("answerText") or data.get("answer_text") or ""),
+            references=refs,
+            query=query,
+            extractive=bool(data.get("extractive", False)),
+        )
+
+    def to_markdown(self) -> str:
+        """The answer, then numbered references as links."""
+        lines = [self.answer_text.strip()]
+        if self.extractive:
+            lines.append("\n*Extractive answer from the offline index (passages quoted, not generated).*")
+        if self.references:
+            lines.append("\n**References**\n")
+            lines += [f"{i}. [{name_to_uri(ref)}]({name_to_uri(ref)})" for i, ref in enumerate(self.references, 1)]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,122 @@
+"""Shared fixtures: real MCP servers on 127.0.0.1, an isolated cache directory, a clean shared cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_DOCS = ROOT / "tests" / "fixtures" / "docs"
+SHARED_CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, log: Path, deadline: float = 20.0) -> None:
+    """Block until something accepts connections on ``port``; fail with the server's log if it died."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"server did not start within {deadline}s:\n{log.read_text(errors='replace')}")
+
+
+@dataclass
+class RunningServer:
+    """A server subprocess: its URL, its call log, and how to stop it."""
+
+    url: str
+    proc: subprocess.Popen
+    log_path: Path
+    calls_path: Path
+    args: list[str] = field(default_factory=list)
+
+    def calls(self, tool: str | None = None) -> list[dict]:
+        """The tool calls the server has seen (``{"tool", "arguments"}``), optionally for one tool."""
+        if not self.calls_path.exists():
+            return []
+        rows = [json.loads(line) for line in self.calls_path.read_text().splitlines() if line.strip()]
+        return [row for row in rows if tool is None or row["tool"] == tool]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def start_sdk_server(tmp_path: Path, *extra: str) -> RunningServer:
+    """Start ``tests/servers/sdk_server.py`` with ``extra`` arguments on a free port."""
+    port = free_port()
+    log = tmp_path / f"server-{port}.log"
+    calls = tmp_path / f"calls-{port}.jsonl"
+    args = [sys.executable, "-m", "tests.servers.sdk_server", "--port", str(port), "--log", str(calls), *extra]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    wait_for_port(port, proc, log)
+    return RunningServer(f"http://127.0.0.1:{port}/mcp", proc, log, calls, args)
+
+
+@pytest.fixture
+def sdk_server_factory(tmp_path: Path) -> Iterator:
+    """Start SDK test servers with any options; all are stopped after the test."""
+    servers: list[RunningServer] = []
+
+    def start(*extra: str) -> RunningServer:
+        server = start_sdk_server(tmp_path, *extra)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def sdk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """One SDK test server (SSE mode, with sessions) shared by the whole session."""
+    server = start_sdk_server(tmp_path_factory.mktemp("sdk-server"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep tests off the user's cache dir, keys and endpoint; start each test with an empty shared cache."""
+    monkeypatch.setenv("DEVKNOW_CACHE_DIR", str(tmp_path / "devknow-cache"))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    for variable in ("DEVKNOW_API_KEY", "GOOGLE_API_KEY", "DEVKNOW_ENDPOINT"):
+        monkeypatch.delenv(variable, raising=False)
+    from devknow_jupyter.cache import shared_cache
+
+    shared_cache().clear()
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    """The shared corpus of real documentation, or skip where it is absent (e.g. a user's machine)."""
+    if not SHARED_CORPUS.is_dir() and not os.environ.get("DEVKNOW_CORPUS"):
+        pytest.skip("../shared/corpus is not present")
+    return Path(os.environ.get("DEVKNOW_CORPUS", SHARED_CORPUS))

@@ -1,0 +1,165 @@
+"""A Developer Knowledge look-alike MCP server built on the official ``mcp`` SDK, for tests.
+
+It offers the service's three tools with the service's schemas (``devknow_jupyter.tools``) over the
+small fixture documents in ``tests/fixtures/docs``. Run it as a subprocess::
+
+    python -m tests.servers.sdk_server --port 8765 [--json] [--stateless] [--api-key K]
+        [--answer-quota N] [--log calls.jsonl] [--delay 0.1]
+
+``--json`` answers ``application/json`` (default: SSE); ``--stateless`` issues no session; with
+``--api-key`` every request must carry ``X-Goog-Api-Key`` (401 when missing, 403 when wrong);
+``--answer-quota N`` makes answer_query report RESOURCE_EXHAUSTED after N answers; ``--log`` appends
+one JSON line per tool call (tool and arguments) so tests can count requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import uvicorn
+import yaml
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+
+from devknow_jupyter.tools import MAX_NAMES_PER_CALL, tool_definitions
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def load_docs(folder: Path = FIXTURES) -> dict[str, dict[str, str]]:
+    """The fixture documents by name, in the service's document shape."""
+    docs = {}
+    for path in sorted(folder.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        _, front, body = text.split("---", 2)
+        meta = yaml.safe_load(front)
+        docs[meta["name"]] = {
+            "name": meta["name"],
+            "uri": meta["uri"],
+            "title": meta["title"],
+            "description": meta.get("description", ""),
+            "content": body.lstrip("\n"),
+        }
+    return docs
+
+
+def sections(content: str) -> list[str]:
+    """Split a page at its level-2 headings: the passages search returns."""
+    parts = re.split(r"\n(?=## )", content)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def search(docs: dict[str, dict[str, str]], query: str, limit: int = 10) -> list[dict[str, str]]:
+    terms = {word.lower() for word in _WORD.findall(query) if len(word) > 2}
+    scored = []
+    for name, doc in docs.items():
+        for i, passage in enumerate(sections(doc["content"])):
+            words = [w.lower() for w in _WORD.findall(passage + " " + doc["title"])]
+            score = sum(words.count(term) for term in terms)
+            if score:
+                scored.append((-score, name, i, passage))
+    scored.sort()
+    return [{"parent": name, "id": f"{i}", "content": passage} for _, name, i, passage in scored[:limit]]
+
+
+def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> Server:
+    answers_given = 0
+    log_path = Path(args.log) if args.log else None
+
+    def text_result(payload: dict[str, Any]) -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(payload, indent=2))], structured_content=payload
+        )
+
+    def error_result(message: str) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tool_definitions()])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        nonlocal answers_given
+        arguments = params.arguments or {}
+        if log_path:
+            with log_path.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"tool": params.name, "arguments": arguments}) + "\n")
+        if args.delay:
+            await asyncio.sleep(args.delay)
+        if params.name == "search_documents":
+            return text_result({"results": search(docs, str(arguments.get("query", "")))})
+        if params.name == "get_documents":
+            names = list(arguments.get("names") or [])
+            if len(names) > MAX_NAMES_PER_CALL:
+                return error_result(f"INVALID_ARGUMENT: at most {MAX_NAMES_PER_CALL} names per call")
+            unknown = [name for name in names if name not in docs]
+            if unknown:
+                return error_result(f"NOT_FOUND: document {unknown[0]} was not found")
+            return text_result({"documents": [docs[name] for name in names]})
+        if params.name == "answer_query":
+            if args.answer_quota is not None and answers_given >= args.answer_quota:
+                return error_result("RESOURCE_EXHAUSTED: quota exceeded for AnswerQuery requests per day")
+            answers_given += 1
+            hits = search(docs, str(arguments.get("query", "")), limit=2)
+            if not hits:
+                return text_result({"answerText": "The documentation does not say.", "references": []})
+            text = " ".join(hit["content"].split("\n\n", 1)[-1] for hit in hits)
+            return text_result({"answerText": text, "references": list(dict.fromkeys(h["parent"] for h in hits))})
+        return error_result(f"Unknown tool: {params.name}")
+
+    return Server("devknow-test-server", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+class KeyCheck:
+    """ASGI middleware: 401 without X-Goog-Api-Key, 403 with the wrong one (as Google's front end)."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app, self.key = app, key
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            given = headers.get(b"x-goog-api-key", b"").decode()
+            if given != self.key:
+                status = 401 if not given else 403
+                reason = "UNAUTHENTICATED" if status == 401 else "PERMISSION_DENIED"
+                body = {"error": {"code": status, "message": "API key not valid.", "status": reason}}
+                await JSONResponse(body, status_code=status)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--json", action="store_true", help="answer application/json instead of SSE")
+    parser.add_argument("--stateless", action="store_true", help="issue no session id")
+    parser.add_argument("--api-key", default=None)
+    parser.add_argument("--answer-quota", type=int, default=None)
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--docs", default=str(FIXTURES))
+    args = parser.parse_args(argv)
+    server = build_server(load_docs(Path(args.docs)), args)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
+    )
+    app: Any = server.streamable_http_app(
+        json_response=args.json, stateless_http=args.stateless, transport_security=security
+    )
+    if args.api_key:
+        app = KeyCheck(app, args.api_key)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
