@@ -1,0 +1,601 @@
+"""IPython magics: ``%devsearch``, ``%devget``, ``%%devask`` and ``%devknow``.
+
+The magics are thin: they parse the line, call the kernel's shared
+:class:`~devknow_jupyter.DevKnowClient` (see :mod:`devknow_jupyter.session`), store the result in the
+namespace (``_devsearch``, ``_devget``, ``_devask``, and ``-o VAR``) and return it, so the result
+displays itself as the cell's output. Settings are traitlets on :class:`DevKnowMagics`, reachable
+with ``%config DevKnowMagics.<name> = ...`` and ``ipython_config.py``.
+
+Nothing in a magic's line is expanded by IPython (``@no_var_expand``): queries often hold ``$`` and
+braces. ``%%devask`` replaces ``{name}`` itself, and only for names defined in the namespace.
+"""
+
+from __future__ import annotations
+
+import getpass
+import importlib.util
+import json
+import keyword
+import re
+import textwrap
+import weakref
+from typing import Any
+from urllib.parse import urlsplit
+
+from IPython.core.displayhook import DisplayHook
+from IPython.core.displaypub import DisplayPublisher
+from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.core.magic import (
+    Magics,
+    cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+    output_can_be_silenced,
+)
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
+
+from . import errors
+from .cache import shared_cache
+from .errors import DocumentNotFoundError, QuotaExceededError
+from .models import Answer, Document, DocumentChunk, Documents, SearchResults
+from .session import Session
+
+__all__ = ["DevKnowMagics", "interpolate", "load_ipython_extension", "unload_ipython_extension"]
+
+_PLACEHOLDER_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# A leading option token: a quoted string or a run of non-blanks.
+_TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
+_EMPTY_OUTPUT = {"text/plain": ""}
+_NAME_TYPES = (str, SearchResults, DocumentChunk, Document, Documents)
+
+
+def interpolate(text: str, namespace: dict[str, Any]) -> str:
+    """Replace ``{name}`` by ``str(namespace[name])`` where ``name`` is defined; leave all else as typed.
+
+    ``{}``, ``{x}`` for an undefined ``x``, ``{a.b}``, ``$HOME`` and quotes pass through unchanged.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return str(namespace[name]) if name in namespace else match.group(0)
+
+    return _PLACEHOLDER_NAME.sub(replace, text)
+
+
+def _strip_silencing_semicolon(text: str) -> str:
+    # `%devsearch q;` reaches us with the `;` that asks IPython to hide the output; it is not part of q.
+    try:
+        silenced = DisplayHook.semicolon_at_end_of_expression(text)
+    except Exception:  # tokenize may reject prose on newer Pythons; then nothing is silenced anyway
+        silenced = False
+    return text[: text.rindex(";")] if silenced else text
+
+
+def _split_options(line: str, takes_value: set[str]) -> tuple[str, str]:
+    """Split ``line`` into its leading options and the rest, which is kept exactly as typed.
+
+    Options end at the first token that does not start with ``-``, or after ``--``.
+    """
+    position = 0
+    while True:
+        match = _TOKEN.match(line, position)
+        if match is None:
+            break
+        token = match.group(1)
+        if token == "--":
+            return line[:position], line[match.end() :].strip()
+        if not token.startswith("-") or token == "-":
+            break
+        position = match.end()
+        attached = "=" in token or (not token.startswith("--") and len(token) > 2)
+        if token in takes_value and not attached:
+            value = _TOKEN.match(line, position)
+            if value is not None:
+                position = value.end()
+    return line[:position], line[position:].strip()
+
+
+def _parse(magic: Any, option_text: str) -> Any:
+    try:
+        return parse_argstring(magic, option_text)
+    except ValueError as exc:  # shlex: "No closing quotation"
+        raise UsageError(f"{exc} in {option_text.strip()!r}") from None
+
+
+def _unquote(token: str) -> str:
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
+        return token[1:-1]
+    return token
+
+
+def _variable_name(name: str | None) -> str | None:
+    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+        raise UsageError(f"-o needs a Python variable name, not {name!r}.")
+    return name
+
+
+def _print_usage(magic: Any, example: str) -> None:
+    # MagicHelpFormatter writes the usage as an RST literal block ("::" and an indent).
+    usage = textwrap.dedent(magic.parser.format_usage().replace("::", "", 1)).strip()
+    print(f"Usage: {usage}\nExample: {example}\nAll options: %{magic.parser.prog}?")
+
+
+class _JsonView(dict):
+    """The service's raw JSON (a plain ``dict``), displayed as a JSON tree and as indented text."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        text = json.dumps(self, indent=2, ensure_ascii=False)
+        return {"text/plain": text, "application/json": dict(self)}
+
+
+class _MarkdownSource(str):
+    """Markdown source (a plain ``str``), displayed as a code block rather than rendered."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        runs = [len(run) for run in re.findall(r"`+", self)]
+        fence = "`" * max(3, max(runs, default=0) + 1)  # longer than any backtick run inside
+        return {"text/plain": str(self), "text/markdown": f"{fence}markdown\n{self}\n{fence}\n"}
+
+
+class _Progress:
+    """A "Searching…" line shown while a call runs, then replaced in place (by nothing, a notice or a result).
+
+    Only shown where outputs can be updated in place (kernels, captures); a plain terminal would print
+    the line and then a blank one.
+    """
+
+    def __init__(self, shell: Any, text: str) -> None:
+        self.handle: Any = None
+        if type(shell.display_pub) is not DisplayPublisher:
+            from .display import placeholder
+
+            self.handle = _display(placeholder(text), display_id=True)
+
+    def show(self, obj: Any) -> None:
+        """Put ``obj`` (a displayable or a mimebundle dict) where the placeholder was."""
+        if self.handle is None:
+            _display(obj)
+        else:
+            self.handle.update(obj, raw=isinstance(obj, dict))
+            self.handle = None
+
+    def clear(self) -> None:
+        """Remove the placeholder (the cell's returned value displays the result)."""
+        if self.handle is not None:
+            self.handle.update(_EMPTY_OUTPUT, raw=True)
+            self.handle = None
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.clear()
+
+
+def _display(obj: Any, **kwargs: Any) -> Any:
+    return display(obj, raw=isinstance(obj, dict), **kwargs)
+
+
+def _message(text: str, kind: str = "info") -> dict[str, Any]:
+    from .display import message_bundle
+
+    return message_bundle(text, kind=kind)
+
+
+@magics_class
+class DevKnowMagics(Magics):
+    """Search, read and ask Google's developer documentation: ``%devsearch``, ``%devget``, ``%%devask``.
+
+    ``%devknow`` shows the status and changes the key, endpoint, cache and error display.
+    """
+
+    endpoint = Unicode(
+        "",
+        help="MCP server URL, or 'local' for the offline index ('local:PATH' for your own). Empty: "
+        "DEVKNOW_ENDPOINT, else Google's server when a key is set, else the offline index.",
+    ).tag(config=True)
+    max_results = Int(10, help="How many hits %devsearch shows when -n is not given.").tag(config=True)
+    cache_ttl = Float(3600.0, help="Seconds a result stays cached (0 caches nothing).").tag(config=True)
+    cache_size = Int(512, help="How many results the kernel's cache keeps (0 caches nothing).").tag(config=True)
+    timeout = Float(30.0, help="Seconds to wait for the server's reply.").tag(config=True)
+    widgets = Bool(True, help="Show results as interactive widgets (False: static Markdown/HTML only).").tag(
+        config=True
+    )
+    short_errors = Bool(True, help="Show expected errors as one short line (False: full tracebacks).").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        # The session exists before the traits load, so observers fired by config can reach it.
+        self.session = Session()
+        super().__init__(shell=shell, **kwargs)
+        self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
+
+    # -- settings -------------------------------------------------------------------------------
+
+    @validate("endpoint")
+    def _check_endpoint(self, proposal: Any) -> str:
+        value = str(proposal["value"]).strip()
+        if value in ("", "local") or value.startswith("local:"):
+            return value
+        parts = urlsplit(value)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            return value
+        raise TraitError(f"DevKnowMagics.endpoint must be an http(s) URL, 'local' or '' (automatic), not {value!r}.")
+
+    @validate("max_results")
+    def _check_max_results(self, proposal: Any) -> int:
+        if proposal["value"] < 1:
+            raise TraitError("DevKnowMagics.max_results must be at least 1.")
+        return proposal["value"]
+
+    @validate("cache_ttl", "cache_size")
+    def _check_cache(self, proposal: Any) -> Any:
+        if proposal["value"] < 0:
+            raise TraitError(f"DevKnowMagics.{proposal['trait'].name} cannot be negative.")
+        return proposal["value"]
+
+    @validate("timeout")
+    def _check_timeout(self, proposal: Any) -> float:
+        if proposal["value"] <= 0:
+            raise TraitError("DevKnowMagics.timeout must be more than 0 seconds.")
+        return proposal["value"]
+
+    @observe("endpoint", "timeout")
+    def _rebuild_client(self, change: Any) -> None:
+        self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
+
+    @observe("cache_ttl", "cache_size")
+    def _configure_cache(self, change: Any) -> None:
+        shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
+
+    @observe("widgets")
+    def _set_widgets(self, change: Any) -> None:
+        from . import display as display_module
+
+        display_module.options.widgets = bool(change["new"])
+
+    @observe("short_errors")
+    def _set_short_errors(self, change: Any) -> None:
+        errors.set_short_errors(change["new"])
+
+    def close(self) -> None:
+        """Close the shared client (the extension is being unloaded)."""
+        self.session.close()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _store(self, name: str, out: str | None, value: Any) -> None:
+        self.shell.user_ns[name] = value
+        if out:
+            self.shell.user_ns[out] = value
+
+    def _names_from(self, tokens: list[str]) -> list[Any]:
+        """Document names, URLs, or the values of namespace variables named in ``tokens``."""
+        items: list[Any] = []
+        namespace = self.shell.user_ns
+        for token in map(_unquote, tokens):
+            if not token.isidentifier():
+                items.append(token)  # a name or URL; the client checks it
+                continue
+            if token not in namespace:
+                raise UsageError(f"{token!r} is neither a variable nor a document name or page URL.")
+            value = namespace[token]
+            if isinstance(value, Answer):
+                value = value.references
+            ok = isinstance(value, _NAME_TYPES) or (
+                isinstance(value, (list, tuple)) and all(isinstance(item, _NAME_TYPES) for item in value)
+            )
+            if not ok:
+                raise UsageError(
+                    f"Variable {token} holds a {type(value).__name__}; %devget takes search hits, "
+                    "documents, an answer, or document names and page URLs."
+                )
+            items.append(value)
+        return items
+
+    # -- the magics -----------------------------------------------------------------------------
+
+    @magic_arguments()
+    @argument(
+        "-n",
+        "--max-results",
+        dest="n",
+        type=int,
+        metavar="N",
+        help="Show at most N hits (default: DevKnowMagics.max_results).",
+    )
+    @argument("-o", "--out", metavar="VAR", help="Also store the hits in the variable VAR.")
+    @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
+    @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
+    @argument(
+        "--json",
+        action="store_true",
+        help="Show (and return) the service's raw JSON instead; _devsearch still holds the hits.",
+    )
+    @argument(
+        "query",
+        nargs="*",
+        help="What to look for, in plain words, after the options. Taken as typed: quotes, $ and {} are not expanded.",
+    )
+    @no_var_expand
+    @output_can_be_silenced
+    @line_magic
+    def devsearch(self, line: str) -> Any:
+        """Search Google's developer documentation and show the matching passages.
+
+        The hits are returned and stored in ``_devsearch`` (and in VAR with ``-o``), so
+        ``hits = %devsearch create a bucket`` works and ``%devget _devsearch`` fetches the pages.
+        Options go before the query; end them with ``--`` if the query starts with ``-``.
+
+        Examples::
+
+            %devsearch create a Cloud Storage bucket
+            %devsearch -n 3 --source firebase.google.com sign in with email
+        """
+        line = _strip_silencing_semicolon(line)
+        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source"})
+        args = _parse(self.devsearch, options)
+        out = _variable_name(args.out)
+        if not query:
+            _print_usage(self.devsearch, "%devsearch create a Cloud Storage bucket")
+            return None
+        limit = self.max_results if args.n is None else args.n
+        if limit < 1:
+            raise UsageError("-n must be at least 1.")
+        with _Progress(self.shell, "Searching…") as progress:
+            results = self.session.client().search_documents(query, source=args.source, refresh=args.refresh)
+            if len(results) > limit:
+                results = results[:limit]
+            self._store("_devsearch", out, results)
+            if results.info.notices:
+                progress.show(_message(" ".join(results.info.notices), "info"))
+        return _JsonView(results.to_dict()) if args.json else results
+
+    @magic_arguments()
+    @argument("-o", "--out", metavar="VAR", help="Also store the documents in the variable VAR.")
+    @argument(
+        "--raw",
+        action="store_true",
+        help="Show (and return) the Markdown source instead of the rendered page; _devget still holds the documents.",
+    )
+    @argument("--refresh", action="store_true", help="Fetch again even when the documents are cached.")
+    @argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="Document names (documents/...), page URLs (https://...), "
+        "or variables holding hits, search results, documents, an answer or names (e.g. _devsearch).",
+    )
+    @no_var_expand
+    @output_can_be_silenced
+    @line_magic
+    def devget(self, line: str) -> Any:
+        """Fetch whole documentation pages (Markdown) by name, page URL or search hits.
+
+        The documents are returned, in request order, and stored in ``_devget`` (and in VAR with
+        ``-o``). When some names are unknown, the error names them and ``_devget`` still holds the
+        documents that were found.
+
+        Examples::
+
+            %devget _devsearch
+            %devget https://developers.google.com/knowledge/mcp
+            %devget --raw documents/developers.google.com/knowledge/mcp
+        """
+        args = _parse(self.devget, _strip_silencing_semicolon(line))
+        out = _variable_name(args.out)
+        if not args.names:
+            _print_usage(self.devget, "%devget _devsearch")
+            return None
+        items = self._names_from(args.names)
+        with _Progress(self.shell, "Fetching…") as progress:
+            client = self.session.client()
+            if not _any_names(items):
+                documents = Documents()  # e.g. `%devget _devsearch` after a search that found nothing
+            else:
+                try:
+                    documents = client.get_documents(items, refresh=args.refresh)
+                except DocumentNotFoundError as exc:
+                    found = exc.documents if exc.documents is not None else Documents()
+                    self._store("_devget", out, found)
+                    if found:
+                        progress.show(found)
+                    raise
+            self._store("_devget", out, documents)
+        if args.raw:
+            return _MarkdownSource(documents.to_markdown())
+        return documents
+
+    @magic_arguments()
+    @argument("-o", "--out", metavar="VAR", help="Also store the answer in the variable VAR.")
+    @argument(
+        "--no-fallback",
+        action="store_true",
+        help="When the answer quota is used up, stop with the "
+        "error instead of showing search results for the question.",
+    )
+    @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
+    @no_var_expand
+    @output_can_be_silenced
+    @cell_magic
+    def devask(self, line: str, cell: str) -> Any:
+        """Ask a question (the cell's text); get an answer grounded in the docs, with its references.
+
+        ``{name}`` in the question is replaced by the value of the variable ``name`` if it exists;
+        anything else (``{}``, unknown names, ``$``, quotes) stays as typed. The answer is returned
+        and stored in ``_devask`` (and in VAR with ``-o``).
+
+        The service allows few answers a day. When they are used up, ``%%devask`` says so in one
+        line and shows (and stores) search results for the same question instead, unless
+        ``--no-fallback``.
+
+        Example::
+
+            %%devask
+            How do I restrict an API key to one API?
+        """
+        args = _parse(self.devask, line)
+        out = _variable_name(args.out)
+        question = interpolate(_strip_silencing_semicolon(cell), self.shell.user_ns).strip()
+        if not question:
+            _print_usage(self.devask, "%%devask on the first line, the question below it")
+            return None
+        with _Progress(self.shell, "Asking…") as progress:
+            client = self.session.client()
+            try:
+                result: Any = client.answer_query(question, refresh=args.refresh)
+            except QuotaExceededError:
+                if args.no_fallback:
+                    raise
+                result = client.search_documents(question, refresh=args.refresh)
+                progress.show(
+                    _message("The answer quota is used up; showing search results for the question.", "warning")
+                )
+            self._store("_devask", out, result)
+        return result
+
+    @magic_arguments()
+    @argument(
+        "--api-key",
+        action="store_true",
+        help="Type an API key at a hidden prompt; it stays in this kernel's memory only.",
+    )
+    @argument(
+        "--endpoint", metavar="URL", help="Use this MCP server; 'local' for the offline index, 'auto' for the default."
+    )
+    @argument("--clear-cache", action="store_true", help="Forget every cached result.")
+    @argument("--debug", action="store_true", dest="debug", default=None, help="Show full tracebacks for errors.")
+    @argument("--no-debug", action="store_false", dest="debug", help="Show errors as one short line (default).")
+    @argument(
+        "command",
+        nargs="*",
+        metavar="explore [QUERY]",
+        help="Open the documentation explorer, optionally with a first search.",
+    )
+    @no_var_expand
+    @line_magic
+    def devknow(self, line: str) -> Any:
+        """Show the status of devknow_jupyter, or change its settings.
+
+        Without options: the endpoint, the backend (remote or local), where the API key comes from
+        (never the key), the cache size and hit rate, and the server's tools. Settings also live in
+        ``%config DevKnowMagics``.
+
+        Examples::
+
+            %devknow
+            %devknow --api-key
+            %devknow --endpoint local
+            %devknow --clear-cache --debug
+        """
+        first, _, rest = line.strip().partition(" ")
+        if first == "explore":
+            return self._explore(rest.strip())
+        args = _parse(self.devknow, line)
+        if args.api_key and args.command:
+            # Don't echo it back: it is already in the cell, and would land in the output too.
+            raise UsageError(
+                "Don't type the key into the cell: it would be saved with the notebook. "
+                "Run `%devknow --api-key` alone and paste the key at the hidden prompt."
+            )
+        if args.command:
+            raise UsageError("%devknow takes options, or the subcommand `explore [QUERY]`; see %devknow?")
+        said: list[str] = []
+        if args.api_key:
+            said.append(self._prompt_for_key())
+        if args.endpoint is not None:
+            endpoint = "" if args.endpoint.strip().lower() in ("auto", "default") else args.endpoint
+            try:
+                self.endpoint = endpoint
+            except TraitError as exc:
+                raise UsageError(str(exc)) from None
+            said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
+        if args.clear_cache:
+            dropped = len(shared_cache())
+            shared_cache().clear()
+            said.append(f"Cache cleared ({dropped} entr{'y' if dropped == 1 else 'ies'} dropped).")
+        if args.debug is not None:
+            self.short_errors = not args.debug
+            said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
+        if not said:
+            return self.session.status()
+        _display(_message(" ".join(said)))
+        return None
+
+    def _prompt_for_key(self) -> str:
+        try:
+            key = getpass.getpass("Developer Knowledge API key (input hidden): ")
+        except StdinNotImplementedError:
+            raise UsageError(
+                "This frontend cannot prompt for input; set DEVKNOW_API_KEY in the kernel's environment."
+            ) from None
+        except (EOFError, KeyboardInterrupt):
+            key = ""
+        key = (key or "").strip()
+        errors.register_secret(key)
+        if not key:
+            raise UsageError("No key entered; nothing changed.")
+        self.session.configure(api_key=key)
+        return "API key set for this kernel (kept in memory only, never saved)."
+
+    def _explore(self, query: str) -> Any:
+        if importlib.util.find_spec("devknow_jupyter.explorer") is None:
+            raise UsageError("The explorer is not part of this version of devknow_jupyter.")
+        from .explorer import explore
+
+        return explore(query or None, client=self.session.client())
+
+
+def _any_names(items: list[Any]) -> bool:
+    for item in items:
+        if isinstance(item, (str, DocumentChunk, Document)):
+            return True
+        if len(item):
+            return True
+    return False
+
+
+# -- extension entry points --------------------------------------------------------------------
+
+_loaded: weakref.WeakKeyDictionary[Any, DevKnowMagics] = weakref.WeakKeyDictionary()
+# Settings and a prompted key outlive %unload_ext / %reload_ext within the same process.
+_carried: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics on ``ipython`` (``%load_ext devknow_jupyter``); a second call does nothing."""
+    if ipython in _loaded:
+        return
+    carried = _carried.pop(ipython, {})
+    magics = DevKnowMagics(ipython, **carried.get("traits", {}))
+    if carried.get("api_key"):
+        magics.session.configure(api_key=carried["api_key"])
+    ipython.register_magics(magics)
+    _loaded[ipython] = magics
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Close the shared client and remove the magics (``%unload_ext`` / ``%reload_ext``)."""
+    magics = _loaded.pop(ipython, None)
+    if magics is None:
+        return
+    _carried[ipython] = {
+        "traits": {
+            name: getattr(magics, name)
+            for name in magics.trait_names(config=True)
+            if getattr(magics, name) != magics.trait_defaults(name)
+        },
+        "api_key": magics.session._api_key,
+    }
+    magics.close()
+    manager = ipython.magics_manager
+    for kind, table in magics.magics.items():
+        for name, func in table.items():
+            if manager.magics[kind].get(name) == func:
+                del manager.magics[kind][name]
+    if manager.registry.get(type(magics).__name__) is magics:
+        manager.registry.pop(type(magics).__name__)
+    if magics in ipython.configurables:
+        ipython.configurables.remove(magics)

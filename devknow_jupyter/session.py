@@ -1,0 +1,144 @@
+"""The kernel's one shared :class:`~devknow_jupyter.DevKnowClient`, as the magics use it.
+
+A :class:`Session` holds the settings that shape the client (endpoint, timeout, a key typed at a
+prompt) and builds the client on first use. Changing a setting closes the client; the next call
+builds a new one. :class:`SessionStatus` is what ``%devknow`` shows: a small table that never
+contains the key.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from typing import Any
+
+from .client import DevKnowClient
+from .errors import DevKnowError, register_secret
+
+__all__ = ["PROMPTED_KEY_SOURCE", "Session", "SessionStatus"]
+
+#: How the status names a key typed at the ``%devknow --api-key`` prompt.
+PROMPTED_KEY_SOURCE = "%devknow --api-key (this kernel only)"
+
+_UNSET: Any = object()
+
+
+class Session:
+    """One lazily built client, rebuilt whenever ``endpoint``, ``timeout`` or the key changes.
+
+    Args:
+        endpoint: As for :class:`~devknow_jupyter.DevKnowClient`; ``None`` lets the client choose
+            (``DEVKNOW_ENDPOINT``, else Google's server with a key, else the offline index).
+        timeout: Seconds to wait for a reply.
+    """
+
+    def __init__(self, endpoint: str | None = None, *, timeout: float = 30.0) -> None:
+        self._endpoint = endpoint or None
+        self._timeout = timeout
+        self._api_key: str | None = None  # only a key typed at the prompt; env keys stay in the env
+        self._client: DevKnowClient | None = None
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        state = "connected" if self._client is not None else "idle"
+        return f"<Session endpoint={self._endpoint or 'auto'!r} {state}>"
+
+    @property
+    def has_prompted_key(self) -> bool:
+        """True when a key was typed at the ``%devknow --api-key`` prompt."""
+        return self._api_key is not None
+
+    def configure(self, *, endpoint: Any = _UNSET, timeout: Any = _UNSET, api_key: Any = _UNSET) -> bool:
+        """Change settings; closes the current client if any of them changed. Returns whether it did."""
+        with self._lock:
+            before = (self._endpoint, self._timeout, self._api_key)
+            if endpoint is not _UNSET:
+                self._endpoint = endpoint or None
+            if timeout is not _UNSET:
+                self._timeout = float(timeout)
+            if api_key is not _UNSET:
+                register_secret(api_key)
+                self._api_key = api_key or None
+            if (self._endpoint, self._timeout, self._api_key) == before:
+                return False
+            self._close_client()
+            return True
+
+    def client(self) -> DevKnowClient:
+        """The shared client, built now if there is none (may raise ``ConfigurationError``)."""
+        with self._lock:
+            if self._client is None:
+                self._client = DevKnowClient(self._endpoint, api_key=self._api_key, timeout=self._timeout)
+            return self._client
+
+    def key_source(self, client: DevKnowClient | None = None) -> str:
+        """Where the key comes from, by variable name or prompt; never the key itself."""
+        if self._api_key is not None:
+            return PROMPTED_KEY_SOURCE
+        client = client or self._client
+        if client is not None and client.key_source:
+            return client.key_source
+        return "none"
+
+    def status(self) -> SessionStatus:
+        """Endpoint, backend, key source, cache figures and the server's tools, as a displayable table."""
+        rows: list[tuple[str, str]] = []
+        try:
+            client = self.client()
+        except DevKnowError as exc:
+            return SessionStatus([("endpoint", self._endpoint or "auto"), ("error", exc.short_message())])
+        info = client.status()
+        rows.append(("endpoint", f"{info['endpoint']} ({info['endpoint_source']})"))
+        rows.append(("backend", str(info["backend"])))
+        rows.append(("API key", self.key_source(client)))
+        rows.append(("timeout", f"{info['timeout']:g} s"))
+        ttl = info["cache_ttl"]
+        rows.append(
+            (
+                "cache",
+                f"{info['cache_size']} of {info['cache_max_entries']} entries, "
+                f"TTL {'none' if ttl is None else f'{ttl:g} s'}, "
+                f"hit rate {info['cache_hit_rate']:.0%} ({info['cache_hits']} hits, {info['cache_misses']} misses)",
+            )
+        )
+        try:
+            tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
+        except DevKnowError as exc:
+            tools = f"unavailable: {exc.short_message().splitlines()[0]}"
+        rows.append(("tools", tools))
+        return SessionStatus(rows, data={**info, "key_source": self.key_source(client)})
+
+    def close(self) -> None:
+        """Close the client (a later call builds a new one)."""
+        with self._lock:
+            self._close_client()
+
+    def _close_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
+class SessionStatus:
+    """What ``%devknow`` shows: rows of (setting, value); ``.data`` has the raw figures.
+
+    Displays as a two-column table in text/plain and text/html (every value escaped).
+    """
+
+    def __init__(self, rows: list[tuple[str, str]], data: dict[str, Any] | None = None) -> None:
+        self.rows = rows
+        self.data = data or {}
+
+    def __repr__(self) -> str:
+        width = max((len(name) for name, _ in self.rows), default=0)
+        lines = ["devknow status", *(f"  {name.ljust(width)}  {value}" for name, value in self.rows)]
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        body = "".join(
+            f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(name)}</th>"
+            f"<td style='text-align:left'>{html.escape(value)}</td></tr>"
+            for name, value in self.rows
+        )
+        table = f"<table class='devknow-status'><caption style='text-align:left'>devknow status</caption>{body}</table>"
+        return {"text/plain": repr(self), "text/html": table}
