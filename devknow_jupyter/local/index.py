@@ -1,0 +1,780 @@
+"""``LocalIndex``: Markdown pages in SQLite, searchable with FTS5 and BM25.
+
+One SQLite file holds the documents (whole pages, as ``get_documents`` returns them), their passages
+(``chunks``, cut by :mod:`.chunking`) and an FTS5 index over the passages with three columns, weighted
+in BM25 as title > headings > body. Documents come from folders of Markdown files (``add_folder``) or
+from elsewhere, such as pages fetched from the live service (``add_documents``).
+
+Reindexing a folder is incremental (a file whose size and mtime are unchanged is not read; one whose
+bytes hash the same is not re-chunked; deleted files are removed) and transactional: documents are
+written in batches, each batch one transaction with each document's row, passages and index entries,
+so a crash or Ctrl-C at any moment leaves the index consistent, and the next run picks up where the
+last committed batch ended.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..models import DOCUMENT_PREFIX, Document, name_to_uri
+from .answer import extractive_answer
+from .chunking import Chunk, ChunkSizes, chunk_markdown, first_heading
+from .frontmatter import FrontMatterError, split_front_matter
+from .query import fts_query
+
+__all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "SearchWeights"]
+
+#: Files larger than this are skipped (with a reason): no documentation page is this big.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+#: Bumped when the tables or the tokenizer change; an older index is rebuilt from scratch.
+SCHEMA_VERSION = "1"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+# Folders never worth walking: version control, virtual environments, build output.
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
+# Commit at least this often while indexing, so an interrupted run keeps most of its work.
+BATCH_DOCUMENTS = 400
+BATCH_SECONDS = 2.0
+
+ProgressHook = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SearchWeights:
+    """BM25 column weights (title, headings, body) and how many passages of one page a search returns."""
+
+    title: float = 8.0
+    headings: float = 3.0
+    body: float = 1.0
+    per_document: int = 3
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did.
+
+    ``added``/``updated`` documents were (re-)chunked; ``unchanged`` ones were not touched;
+    ``removed`` ones are gone (their file was deleted); ``skipped`` lists ``(path, reason)`` for files
+    that could not be indexed; ``warnings`` lists ``(path, note)`` for files indexed with a repair
+    (e.g. invalid UTF-8 replaced). ``chunks`` counts passages written.
+    """
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    chunks: int = 0
+
+    @property
+    def changed(self) -> int:
+        """Documents added, updated or removed."""
+        return self.added + self.updated + self.removed
+
+    def summary(self) -> str:
+        """One line: ``3 added, 1 updated, 0 removed, 40 unchanged, 1 skipped in 0.21 s``."""
+        return (
+            f"{self.added} added, {self.updated} updated, {self.removed} removed, {self.unchanged} unchanged, "
+            f"{len(self.skipped)} skipped in {self.seconds:.2f} s"
+        )
+
+    def merge(self, other: IndexReport) -> None:
+        """Add ``other``'s counts and lists to this report."""
+        self.added += other.added
+        self.updated += other.updated
+        self.removed += other.removed
+        self.unchanged += other.unchanged
+        self.skipped += other.skipped
+        self.warnings += other.warnings
+        self.seconds += other.seconds
+        self.chunks += other.chunks
+
+
+@dataclass
+class _Page:
+    """A document ready to be written: its fields and passages."""
+
+    name: str
+    uri: str
+    title: str
+    description: str
+    content: str
+    chunks: list[Chunk]
+
+
+class _Skip(Exception):
+    """A file that cannot be indexed; the message is the reason shown to the user."""
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, added REAL NOT NULL, indexed REAL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    uri TEXT NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL,
+    content TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    root TEXT,
+    path TEXT UNIQUE,
+    mtime_ns INTEGER,
+    size INTEGER,
+    sha256 TEXT NOT NULL,
+    indexed REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_root ON documents (root);
+CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL REFERENCES documents (id),
+    seq INTEGER NOT NULL,
+    breadcrumb TEXT NOT NULL,
+    title TEXT NOT NULL,
+    headings TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, seq);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
+    title, headings, body,
+    content = 'chunks', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+_TABLES = ("chunks_fts", "chunks", "documents", "meta")
+
+
+class LocalIndex:
+    """An SQLite FTS5 index of Markdown documents.
+
+    Args:
+        path: The SQLite file (created when missing), or ``":memory:"``.
+        sizes: Passage sizes for chunking.
+        weights: BM25 column weights and the per-page cap on hits.
+        max_file_bytes: Larger files are skipped with a reason.
+
+    One connection is shared by all threads, behind a lock: every method is thread-safe.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        sizes: ChunkSizes | None = None,
+        weights: SearchWeights | None = None,
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ) -> None:
+        self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
+        self.sizes = sizes or ChunkSizes()
+        self.weights = weights or SearchWeights()
+        self.max_file_bytes = max_file_bytes
+        self._lock = threading.RLock()
+        self._closed = False
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
+        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ConfigurationError(
+                f"{self.path} is not a devknow index ({exc})",
+                hint="Point local:PATH at a folder of Markdown files or at an index made by `devknow index`.",
+            ) from None
+
+    # -- setup ------------------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 30000")
+        if self.path != ":memory:":
+            try:
+                db.execute("PRAGMA journal_mode = WAL")  # readers don't block the indexer (kernel + CLI)
+            except sqlite3.OperationalError:
+                pass  # a read-only file: searching still works
+        # WAL + NORMAL stays crash-safe (atomic commits); only the last commit may be lost on power failure.
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA temp_store = MEMORY")
+        db.execute("PRAGMA cache_size = -32000")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        if tables and "meta" not in tables:
+            raise sqlite3.DatabaseError("it holds other tables")
+        version = None
+        if "meta" in tables:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            version = row[0] if row else None
+        if version == SCHEMA_VERSION:
+            return
+        with self._transaction():
+            if version is not None:  # an older layout: rebuild (folders are kept and reindex on next run)
+                for table in _TABLES:
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed on success, rolled back on any exception (Ctrl-C included)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigurationError("This index is closed.")
+
+    # -- indexing folders --------------------------------------------------------------------------
+
+    def add_folder(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        exclude: Iterable[str] = (),
+        progress: ProgressHook | None = None,
+    ) -> IndexReport:
+        """Index (or reindex) the Markdown files under ``folder``; remember it for :meth:`refresh_folders`.
+
+        Only files whose size, mtime and then content changed are re-chunked; documents whose files are
+        gone are removed. ``exclude`` holds glob patterns of relative paths to leave out (e.g.
+        ``"README.md"``, ``"drafts/*"``). ``progress(path, done, total)`` is called after each file.
+        """
+        started = time.perf_counter()
+        root = Path(folder).expanduser()
+        if not root.is_dir():
+            raise ConfigurationError(f"Not a folder: {root}")
+        root = root.resolve()
+        patterns = tuple(exclude)
+        files = sorted(_markdown_files(root, patterns))
+        report = IndexReport()
+        with self._lock:
+            self._check_open()
+            with self._transaction() as db:
+                db.execute(
+                    "INSERT INTO folders (path, added) VALUES (?, ?) ON CONFLICT (path) DO NOTHING",
+                    (str(root), time.time()),
+                )
+            known = {
+                row[0]: row[1:]
+                for row in self._db.execute(
+                    "SELECT path, id, mtime_ns, size, sha256 FROM documents WHERE path IS NOT NULL"
+                )
+            }
+            # Removals first: a file renamed to take over a deleted file's document name then just works.
+            self._remove_missing(root, {str(path) for path in files}, report)
+            self._index_files(root, files, known, report, progress)
+            with self._transaction() as db:
+                db.execute("UPDATE folders SET indexed = ? WHERE path = ?", (time.time(), str(root)))
+            if report.added + report.updated >= 200:
+                self._optimize()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _index_files(
+        self,
+        root: Path,
+        files: list[Path],
+        known: dict[str, tuple[Any, ...]],
+        report: IndexReport,
+        progress: ProgressHook | None,
+    ) -> None:
+        db = self._db
+        batch_started, in_batch = time.monotonic(), 0
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for done, path in enumerate(files, 1):
+                in_batch += self._index_file(root, path, known.get(str(path)), report)
+                if in_batch >= BATCH_DOCUMENTS or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
+                    db.execute("COMMIT")
+                    db.execute("BEGIN IMMEDIATE")
+                    batch_started, in_batch = time.monotonic(), 0
+                if progress is not None:
+                    progress(str(path), done, len(files))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
+            raise
+
+    def _index_file(self, root: Path, path: Path, known: tuple[Any, ...] | None, report: IndexReport) -> int:
+        """Index one file inside the open transaction; returns 1 when it wrote something."""
+        shown = str(path)
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            report.skipped.append((shown, f"cannot read: {exc.strerror or exc}"))
+            return 0
+        if known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size:
+            report.unchanged += 1
+            return 0
+        kept = " (the version indexed before is kept)" if known is not None else ""
+        if stat.st_size > self.max_file_bytes:
+            limit = _size(self.max_file_bytes)
+            report.skipped.append((shown, f"too large: {_size(stat.st_size)}, the limit is {limit}{kept}"))
+            return 0
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            report.skipped.append((shown, f"cannot read: {exc.strerror or exc}{kept}"))
+            return 0
+        digest = hashlib.sha256(raw).hexdigest()
+        if known is not None and known[3] == digest:  # touched but not changed: don't re-chunk
+            self._db.execute(
+                "UPDATE documents SET mtime_ns = ?, size = ? WHERE id = ?", (stat.st_mtime_ns, stat.st_size, known[0])
+            )
+            report.unchanged += 1
+            return 1
+        try:
+            page = self._read_page(root, path, raw, report)
+        except _Skip as exc:
+            report.skipped.append((shown, f"{exc}{kept}"))
+            return 0
+        try:
+            created = self._write(page, "file", digest, root=str(root), path=shown, stat=stat)
+        except _Skip as exc:
+            report.skipped.append((shown, str(exc)))
+            return 0
+        if created:
+            report.added += 1
+        else:
+            report.updated += 1
+        report.chunks += len(page.chunks)
+        return 1
+
+    def _read_page(self, root: Path, path: Path, raw: bytes, report: IndexReport) -> _Page:
+        if not raw.strip():
+            raise _Skip("empty file")
+        if b"\x00" in raw[:8192]:
+            raise _Skip("binary file (contains NUL bytes), not Markdown")
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            # Tolerant: a stray Latin-1 byte should not hide a whole page. Say so in the report.
+            text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+            report.warnings.append((str(path), f"invalid UTF-8 at byte {exc.start}; bad bytes shown as U+FFFD"))
+        try:
+            front = split_front_matter(text)
+        except FrontMatterError as exc:
+            raise _Skip(str(exc)) from None
+        relative = path.relative_to(root).with_suffix("").as_posix()
+        name = _document_name(front.get("name"), front.get("uri")) or LOCAL_PREFIX + relative
+        body = front.body
+        if not body.strip():
+            raise _Skip("no Markdown after the front matter")
+        title = front.get("title") or first_heading(body) or _title_from_path(path)
+        uri = front.get("uri") or (path.as_uri() if name.startswith(LOCAL_PREFIX) else name_to_uri(name))
+        return self._page(name, uri, title, front.get("description"), body)
+
+    def _page(self, name: str, uri: str, title: str, description: str, content: str) -> _Page:
+        chunks = chunk_markdown(content, title, self.sizes)
+        return _Page(name, uri, " ".join(title.split()), description.strip(), content, chunks)
+
+    def _remove_missing(self, root: Path, present: set[str], report: IndexReport) -> None:
+        rows = self._db.execute("SELECT id, path FROM documents WHERE root = ?", (str(root),)).fetchall()
+        gone = [doc_id for doc_id, path in rows if path not in present]
+        if not gone:
+            return
+        with self._transaction():
+            for doc_id in gone:
+                self._delete(doc_id)
+        report.removed += len(gone)
+
+    # -- writing documents -------------------------------------------------------------------------
+
+    def _write(
+        self,
+        page: _Page,
+        origin: str,
+        digest: str,
+        *,
+        root: str | None = None,
+        path: str | None = None,
+        stat: os.stat_result | None = None,
+    ) -> bool:
+        """Insert or replace one document and its passages (inside the caller's transaction).
+
+        Returns True when the document is new. Raises :class:`_Skip` when another file owns the name.
+        """
+        db = self._db
+        owner = db.execute("SELECT id, origin, path FROM documents WHERE name = ?", (page.name,)).fetchone()
+        if owner is not None and owner[1] == "file" and owner[2] != path:
+            raise _Skip(f"duplicate name {page.name!r}: {owner[2]} has it already")
+        if path is not None:
+            # The file's front matter may have renamed it: drop the row its old name had.
+            previous = db.execute("SELECT id FROM documents WHERE path = ? AND name != ?", (path, page.name)).fetchone()
+            if previous is not None:
+                self._delete(previous[0])
+        values = (
+            page.uri,
+            page.title,
+            page.description,
+            page.content,
+            origin,
+            root,
+            path,
+            stat.st_mtime_ns if stat else None,
+            stat.st_size if stat else None,
+            digest,
+            time.time(),
+        )
+        if owner is None:
+            doc_id = db.execute(
+                "INSERT INTO documents (uri, title, description, content, origin, root, path, mtime_ns, size, sha256,"
+                " indexed, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, page.name),
+            ).lastrowid
+        else:
+            doc_id = owner[0]
+            self._delete_chunks(doc_id)
+            db.execute(
+                "UPDATE documents SET uri = ?, title = ?, description = ?, content = ?, origin = ?, root = ?, path = ?,"
+                " mtime_ns = ?, size = ?, sha256 = ?, indexed = ? WHERE id = ?",
+                (*values, doc_id),
+            )
+        rows = []
+        for seq, chunk in enumerate(page.chunks):
+            headings = chunk.headings
+            if seq == 0 and page.description:  # the description ranks like a heading, on the first passage
+                headings = f"{page.description} {headings}".strip()
+            rows.append((doc_id, seq, chunk.breadcrumb, page.title, headings, chunk.text))
+        db.executemany(
+            "INSERT INTO chunks (doc_id, seq, breadcrumb, title, headings, body) VALUES (?, ?, ?, ?, ?, ?)", rows
+        )
+        db.execute(
+            "INSERT INTO chunks_fts (rowid, title, headings, body) SELECT id, title, headings, body FROM chunks"
+            " WHERE doc_id = ?",
+            (doc_id,),
+        )
+        return owner is None
+
+    def _delete_chunks(self, doc_id: int) -> None:
+        # External-content FTS5: removing entries needs the values that were indexed, read back first.
+        self._db.execute(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, title, headings, body)"
+            " SELECT 'delete', id, title, headings, body FROM chunks WHERE doc_id = ?",
+            (doc_id,),
+        )
+        self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+
+    def _delete(self, doc_id: int) -> None:
+        self._delete_chunks(doc_id)
+        self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+
+    def _optimize(self) -> None:
+        # Merge the FTS b-trees written batch by batch into one: fewer segments, faster queries.
+        with self._transaction() as db:
+            db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+
+    # -- other sources -----------------------------------------------------------------------------
+
+    def add_documents(self, documents: Iterable[Document | dict[str, Any]], origin: str = "fetched") -> IndexReport:
+        """Add or update documents given as :class:`~devknow_jupyter.models.Document` or service-shaped dicts.
+
+        Documents with the same content are left alone. A name that belongs to an indexed file keeps the
+        file's version (the user's own folder wins) and is reported as skipped. All in one transaction.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        pages = []
+        for item in documents:
+            data = item.to_dict() if isinstance(item, Document) else dict(item)
+            name = _document_name(str(data.get("name") or ""), str(data.get("uri") or ""))
+            content = str(data.get("content") or "")
+            if not name:
+                report.skipped.append((str(data.get("name") or "?"), "no document name"))
+                continue
+            if not content.strip():
+                report.skipped.append((name, "empty content"))
+                continue
+            title = str(data.get("title") or "") or first_heading(content) or _title_from_name(name)
+            uri = str(data.get("uri") or "") or name_to_uri(name)
+            description = str(data.get("description") or "")
+            digest = hashlib.sha256("\x00".join((uri, title, description, content)).encode("utf-8")).hexdigest()
+            pages.append((name, uri, title, description, content, digest))
+        with self._lock:
+            self._check_open()
+            with self._transaction() as db:
+                for name, uri, title, description, content, digest in pages:
+                    row = db.execute("SELECT sha256, origin FROM documents WHERE name = ?", (name,)).fetchone()
+                    if row is not None and row[0] == digest:
+                        report.unchanged += 1
+                        continue
+                    if row is not None and row[1] == "file":
+                        report.skipped.append((name, "an indexed file has this name; the file's version is kept"))
+                        continue
+                    page = self._page(name, uri, title, description, content)
+                    if self._write(page, origin, digest):
+                        report.added += 1
+                    else:
+                        report.updated += 1
+                    report.chunks += len(page.chunks)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def folders(self) -> list[str]:
+        """The folders indexed so far (absolute paths), in the order they were added."""
+        with self._lock:
+            self._check_open()
+            return [row[0] for row in self._db.execute("SELECT path FROM folders ORDER BY added, path")]
+
+    def refresh_folders(self, *, progress: ProgressHook | None = None) -> IndexReport:
+        """Reindex every remembered folder (incrementally). A folder that is gone is reported, not emptied."""
+        report = IndexReport()
+        for folder in self.folders():
+            if not Path(folder).is_dir():
+                report.skipped.append((folder, "folder not found (its documents are kept)"))
+                continue
+            report.merge(self.add_folder(folder, progress=progress))
+        return report
+
+    def remove_folder(self, folder: str | os.PathLike[str]) -> int:
+        """Forget a folder and remove its documents; returns how many were removed."""
+        root = str(Path(folder).expanduser().resolve())
+        with self._lock:
+            self._check_open()
+            with self._transaction() as db:
+                ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE root = ?", (root,))]
+                for doc_id in ids:
+                    self._delete(doc_id)
+                db.execute("DELETE FROM folders WHERE path = ?", (root,))
+            return len(ids)
+
+    def remove_documents(self, origin: str) -> int:
+        """Remove every document of one origin (e.g. ``"fetched"``); returns how many were removed."""
+        with self._lock:
+            self._check_open()
+            with self._transaction() as db:
+                ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,))]
+                for doc_id in ids:
+                    self._delete(doc_id)
+            return len(ids)
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 10, *, origin: str | None = None) -> list[dict[str, str]]:
+        """The best passages for ``query``, best first, as ``[{"parent", "id", "content"}]``.
+
+        At most ``weights.per_document`` passages of one page are returned, so that a long page does not
+        crowd out the others. ``origin`` keeps only documents of that origin (``"file"``, ``"fetched"``).
+        """
+        rows = self._ranked(query, limit, origin=origin)
+        return [
+            {"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body, _ in rows
+        ]
+
+    def _ranked(self, query: str, limit: int, *, origin: str | None = None) -> list[tuple[str, int, str, str, float]]:
+        expression = fts_query(query)
+        if not expression or limit <= 0:
+            return []
+        weights = self.weights
+        rank = f"bm25(chunks_fts, {weights.title:g}, {weights.headings:g}, {weights.body:g})"
+        fetch = limit * max(1, weights.per_document) + 10
+        if origin is None:
+            sql = (
+                f"WITH hits AS (SELECT rowid AS id, {rank} AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+                " ORDER BY score LIMIT ?)"
+                " SELECT d.name, c.seq, c.breadcrumb, c.body, hits.score FROM hits"
+                " JOIN chunks c ON c.id = hits.id JOIN documents d ON d.id = c.doc_id ORDER BY hits.score"
+            )
+            params: tuple[Any, ...] = (expression, fetch)
+        else:
+            sql = (
+                f"SELECT d.name, c.seq, c.breadcrumb, c.body, {rank} AS score FROM chunks_fts"
+                " JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.doc_id"
+                " WHERE chunks_fts MATCH ? AND d.origin = ? ORDER BY score LIMIT ?"
+            )
+            params = (expression, origin, fetch)
+        with self._lock:
+            self._check_open()
+            rows = self._db.execute(sql, params).fetchall()
+        per_doc: dict[str, int] = {}
+        kept = []
+        for row in rows:
+            count = per_doc.get(row[0], 0)
+            if count >= weights.per_document:
+                continue
+            per_doc[row[0]] = count + 1
+            kept.append(row)
+            if len(kept) == limit:
+                break
+        return kept
+
+    def get(self, names: Iterable[str]) -> list[dict[str, str]]:
+        """The documents with these names that exist, in request order, in the service's document shape."""
+        wanted = list(names)
+        if not wanted:
+            return []
+        with self._lock:
+            self._check_open()
+            found: dict[str, dict[str, str]] = {}
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for name, uri, content, description, title in self._db.execute(
+                    f"SELECT name, uri, content, description, title FROM documents WHERE name IN ({marks})", part
+                ):
+                    found[name] = {
+                        "name": name,
+                        "uri": uri,
+                        "content": content,
+                        "description": description,
+                        "title": title,
+                    }
+        return [found[name] for name in wanted if name in found]
+
+    def answer(self, query: str, *, passages: int = 3) -> dict[str, Any]:
+        """An extractive answer: the best passages quoted, with the documents they come from.
+
+        Returns ``{"answerText", "references": [names], "extractive": True}``.
+        """
+        rows = self._ranked(query, max(passages * 3, 8))
+        hits = [(name, crumb, body) for name, _, crumb, body, _ in rows]
+        return extractive_answer(query, hits, passages=passages)
+
+    def names(self, origin: str | None = None) -> list[str]:
+        """Every document name (of one origin, when given), sorted."""
+        with self._lock:
+            self._check_open()
+            if origin is None:
+                return [row[0] for row in self._db.execute("SELECT name FROM documents ORDER BY name")]
+            return [
+                row[0]
+                for row in self._db.execute("SELECT name FROM documents WHERE origin = ? ORDER BY name", (origin,))
+            ]
+
+    def count(self, origin: str | None = None) -> int:
+        """How many documents the index holds (of one origin, when given)."""
+        with self._lock:
+            self._check_open()
+            if origin is None:
+                return self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            return self._db.execute("SELECT count(*) FROM documents WHERE origin = ?", (origin,)).fetchone()[0]
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def stats(self) -> dict[str, Any]:
+        """Figures: ``documents``, ``chunks``, ``path``, ``size_bytes``, plus documents by origin and folders."""
+        with self._lock:
+            self._check_open()
+            db = self._db
+            by_origin = dict(db.execute("SELECT origin, count(*) FROM documents GROUP BY origin").fetchall())
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            return {
+                "path": self.path,
+                "documents": sum(by_origin.values()),
+                "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+                "size_bytes": pages * page_size,
+                "by_origin": by_origin,
+                "folders": self.folders(),
+            }
+
+    def verify(self) -> list[str]:
+        """Check the index is consistent; returns the problems found (an empty list when all is well)."""
+        problems = []
+        with self._lock:
+            self._check_open()
+            db = self._db
+            try:
+                db.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"full-text index: {exc}")
+            for (message,) in db.execute("PRAGMA integrity_check"):
+                if message != "ok":
+                    problems.append(f"database: {message}")
+            orphans = db.execute(
+                "SELECT count(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)"
+            ).fetchone()[0]
+            if orphans:
+                problems.append(f"{orphans} passages belong to no document")
+            sql = "SELECT count(*) FROM documents WHERE id NOT IN (SELECT doc_id FROM chunks)"
+            empty = db.execute(sql).fetchone()[0]
+            if empty:
+                problems.append(f"{empty} documents have no passages")
+        return problems
+
+    def close(self) -> None:
+        """Close the database. Safe to call twice."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    def __enter__(self) -> LocalIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<LocalIndex {self.path!r}>"
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _markdown_files(root: Path, exclude: tuple[str, ...]) -> Iterator[Path]:
+    """Markdown files under ``root``, skipping hidden and tool folders and ``exclude`` patterns."""
+    for directory, subdirs, filenames in os.walk(root):
+        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in SKIP_DIRS]
+        for filename in filenames:
+            if filename.startswith(".") or not filename.lower().endswith(MARKDOWN_SUFFIXES):
+                continue
+            path = Path(directory, filename)
+            relative = path.relative_to(root).as_posix()
+            if any(fnmatch.fnmatch(relative, pattern) for pattern in exclude):
+                continue
+            yield path
+
+
+def _document_name(name: str, uri: str) -> str:
+    """A ``documents/...`` name from front matter: the name as given, else derived from the URI."""
+    name = name.strip()
+    if name:
+        if name.startswith(("https://", "http://")):
+            return DOCUMENT_PREFIX + name.split("://", 1)[1].rstrip("/")
+        return name if name.startswith(DOCUMENT_PREFIX) else DOCUMENT_PREFIX + name.lstrip("/")
+    uri = uri.strip()
+    if uri.startswith(("https://", "http://")):
+        return DOCUMENT_PREFIX + uri.split("://", 1)[1].rstrip("/")
+    return ""
+
+
+def _title_from_path(path: Path) -> str:
+    stem = path.stem if path.stem.lower() != "index" else path.parent.name or path.stem
+    return stem.replace("-", " ").replace("_", " ").strip().capitalize() or path.name
+
+
+def _title_from_name(name: str) -> str:
+    last = name.rstrip("/").rsplit("/", 1)[-1]
+    return last.replace("-", " ").replace("_", " ").strip().capitalize() or name
+
+
+def _content(breadcrumb: str, body: str) -> str:
+    return f"## {breadcrumb}\n\n{body}" if body else f"## {breadcrumb}\n"
+
+
+def _size(count: int) -> str:
+    return f"{count / 1024 / 1024:.1f} MB" if count >= 1024 * 1024 else f"{count / 1024:.0f} KB"
