@@ -532,6 +532,20 @@ class LocalIndex:
         report.seconds = time.perf_counter() - started
         return report
 
+    def get_meta(self, key: str) -> str | None:
+        """A value the index keeps about itself (``None`` when unset)."""
+        with self._lock:
+            self._check_open()
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (f"user:{key}",)).fetchone()
+            return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Remember ``value`` under ``key`` in the index."""
+        with self._lock:
+            self._check_open()
+            with self._transaction() as db:
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"user:{key}", value))
+
     def folders(self) -> list[str]:
         """The folders indexed so far (absolute paths), in the order they were added."""
         with self._lock:
