@@ -32,13 +32,17 @@ class RequestRecorder(httpx.BaseTransport):
     def __init__(self) -> None:
         self.inner = httpx.HTTPTransport()
         self.requests: list[tuple[dict[str, str], bytes]] = []
+        self.responses: list[str] = []  # content types of the replies
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Record, then send for real."""
         body = request.read()
         self.requests.append((dict(request.headers), body))
         del self.requests[:-20]  # only the last few are ever looked at
-        return self.inner.handle_request(request)
+        response = self.inner.handle_request(request)
+        self.responses.append(response.headers.get("content-type", ""))
+        del self.responses[:-20]
+        return response
 
     def close(self) -> None:
         """Close the real transport."""

@@ -1,0 +1,87 @@
+"""Write the results: ``results.json`` (everything) and ``results.md`` (one Markdown table per scenario)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["format_value", "write_results"]
+
+
+def format_value(value: float, unit: str) -> str:
+    """A number with as many digits as its size deserves."""
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 100:
+        text = f"{value:,.0f}"
+    elif magnitude >= 10:
+        text = f"{value:.1f}"
+    elif magnitude >= 1:
+        text = f"{value:.2f}"
+    else:
+        text = f"{value:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def _row(row: dict[str, Any]) -> str:
+    unit = row.get("unit", "")
+    cells = [
+        row["label"],
+        format_value(row["median"], unit),
+        f"{format_value(row['q1'], '')}–{format_value(row['q3'], '')}",
+        f"{format_value(row['p5'], '')}–{format_value(row['p95'], '')}",
+        str(row["n"]),
+        str(row.get("note", "")),
+    ]
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def _scenario_markdown(key: str, scenario: dict[str, Any]) -> list[str]:
+    lines = [f"## {scenario.get('title', key)}", ""]
+    status = scenario.get("status", "ok")
+    if status != "ok":
+        lines += [f"**{status}**: {scenario.get('reason', '')}", ""]
+    rows = scenario.get("rows") or []
+    if rows:
+        lines += ["| measure | median | IQR | p5–p95 | n | note |", "|---|---:|---:|---:|---:|---|"]
+        lines += [_row(row) for row in rows]
+        lines.append("")
+    goals = scenario.get("goals") or []
+    if goals:
+        lines += ["| goal | measured | met |", "|---|---:|:---:|"]
+        for goal in goals:
+            met = {True: "yes", False: "**no**", None: "n/a"}[goal.get("met")]
+            lines.append(f"| {goal['goal']} | {goal['measured']} | {met} |")
+        lines.append("")
+    for note in scenario.get("notes") or []:
+        lines.append(f"- {note}")
+    if scenario.get("notes"):
+        lines.append("")
+    return lines
+
+
+def write_results(results: dict[str, Any], folder: Path) -> tuple[Path, Path]:
+    """Write both files into ``folder`` (created if needed); their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / "results.json"
+    json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    machine = results["machine"]
+    lines = [
+        "# devknow_jupyter benchmarks",
+        "",
+        f"Machine: {machine.get('cpu')}, {machine.get('cores')} cores"
+        + (f", {machine['memory_gb']} GB RAM" if "memory_gb" in machine else "")
+        + f"; Python {machine.get('python')} ({machine.get('implementation')}); {machine.get('os')}.",
+        "",
+        f"Run: {results['started']}, {results['duration_s']:.0f} s, mode {results['mode']}. "
+        "Each figure is the median over n repeated runs, with the interquartile range (IQR, 25th–75th "
+        "percentile) and the 5th–95th percentiles. See bench/README.md for what each measure means.",
+        "",
+    ]
+    for key, scenario in results["scenarios"].items():
+        lines += _scenario_markdown(key, scenario)
+    md_path = folder / "results.md"
+    md_path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return json_path, md_path

@@ -1,0 +1,138 @@
+"""Scenario 6: resident memory (psutil RSS, after ``gc.collect()``) of a client doing many distinct
+searches and fetches with the default cache on, sampled at intervals.
+
+Run A: 1,000 searches and 500 fetched pages. Run B: five times as many distinct queries and pages, to
+show that RSS levels off once the cache is full (its ``max_entries`` bounds it). Each run is a fresh
+child interpreter (``python -m bench.scenarios.memory --child ...``) so nothing else the bench did sits
+in its heap. The server is :mod:`bench.fast_server` over 3,000 generated pages (JSON mode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.docgen import generate_docs, query_words
+from bench.scenarios import Context, goal
+from bench.scenarios.latency import _check_transport
+from bench.servers import running
+from bench.stats import figure
+
+TITLE = "6. Memory: RSS after many searches and fetches, cache on (bounded by max_entries)"
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = 3_000
+
+
+def _rss_mb() -> float:
+    import gc
+
+    import psutil
+
+    gc.collect()
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def child(url: str, names_file: Path, searches: int, fetches: int, every: int) -> dict[str, Any]:
+    """The measured run: interleave ``searches`` distinct queries with ``fetches`` single-page fetches."""
+    import random
+
+    from devknow_jupyter import DevKnowClient
+
+    names = json.loads(names_file.read_text())
+    words = query_words()
+    rng = random.Random(6)
+    series = []
+    with DevKnowClient(url) as client:  # the default, process-wide cache
+        client.search_documents("warm up")
+        client.get_documents([names[0]])
+        series.append({"searches": 0, "fetched": 0, "rss_mb": _rss_mb(), "cache_size": len(client.cache)})
+        fetched = 0
+        for i in range(1, searches + 1):
+            client.search_documents(f"{rng.choice(words)} {rng.choice(words)} {i}")
+            while fetched < fetches * i // searches:
+                client.get_documents([names[(fetched + 1) % len(names)]])
+                fetched += 1
+            if i % every == 0 or i == searches:
+                series.append(
+                    {"searches": i, "fetched": fetched, "rss_mb": _rss_mb(), "cache_size": len(client.cache)}
+                )
+        status = client.status()
+    return {"series": series, "max_entries": status["cache_max_entries"], "hits": status["cache_hits"],
+            "misses": status["cache_misses"]}
+
+
+def _run_child(url: str, names_file: Path, searches: int, fetches: int, every: int, store: Path) -> dict[str, Any]:
+    args = [sys.executable, "-m", "bench.scenarios.memory", "--child", url, "--names", str(names_file),
+            "--searches", str(searches), "--fetches", str(fetches), "--every", str(every)]
+    env = {**os.environ, "DEVKNOW_CACHE_DIR": str(store)}  # each run starts with an empty offline store
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"memory child failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    """Runs A and B (repeated), RSS series, final RSS figures and the plateau check."""
+    _check_transport()
+    names = generate_docs(ctx.tmp / "docs", ctx.reps(PAGES, 600), size=3_000, seed=6)
+    names_file = ctx.tmp / "names.json"
+    names_file.write_text(json.dumps(names))
+    plan = {
+        "A": (ctx.reps(1_000, 200), ctx.reps(500, 100), ctx.reps(3, 1)),
+        "B": (ctx.reps(5_000, 600), ctx.reps(2_500, 300), ctx.reps(2, 1)),
+    }
+    runs: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}
+    with running("fast", ctx.tmp, "--json", "--docs", str(ctx.tmp / "docs")) as srv:
+        for rep in range(max(reps for _, _, reps in plan.values())):
+            for label, (searches, fetches, reps) in plan.items():
+                if rep < reps:
+                    every = max(searches // 10, 1)
+                    store = ctx.tmp / f"store-{label}-{rep}"
+                    runs[label].append(_run_child(srv.url, names_file, searches, fetches, every, store))
+    rows = []
+    notes = []
+    for label, (searches, fetches, _) in plan.items():
+        finals = [run_["series"][-1] for run_ in runs[label]]
+        starts = [run_["series"][0] for run_ in runs[label]]
+        size = f"cache {finals[0]['cache_size']} / max_entries {runs[label][0]['max_entries']}"
+        rows.append(figure(f"run {label}: RSS after {searches:,} searches + {fetches:,} pages",
+                           [f["rss_mb"] for f in finals], "MB", note=size))
+        rows.append(figure(f"run {label}: RSS after the first call (baseline)", [s["rss_mb"] for s in starts], "MB"))
+        series = runs[label][0]["series"]
+        notes.append(f"Run {label} RSS (MB) / cache entries at each checkpoint (searches+pages): " + ", ".join(
+            f"{p['searches']}+{p['fetched']}: {p['rss_mb']:.0f}/{p['cache_size']}" for p in series
+        ))
+    b_series = runs["B"][0]["series"]
+    half = b_series[len(b_series) // 2]
+    end = b_series[-1]
+    growth = end["rss_mb"] - half["rss_mb"]
+    max_entries = runs["B"][0]["max_entries"]
+    bounded = all(p["cache_size"] <= max_entries for run_ in runs["A"] + runs["B"] for p in run_["series"])
+    goals = [
+        goal("cache never holds more than max_entries", f"max {max(p['cache_size'] for p in b_series)} / "
+             f"{max_entries}", bounded),
+        goal("RSS levels off: growth over the second half of run B < 5% of RSS",
+             f"{growth:+.1f} MB ({growth / end['rss_mb']:+.1%})", growth < 0.05 * end["rss_mb"]),
+    ]
+    return {"rows": rows, "goals": goals, "notes": notes, "runs": runs}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the child process."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--child", required=True, help="server URL")
+    parser.add_argument("--names", type=Path, required=True)
+    parser.add_argument("--searches", type=int, required=True)
+    parser.add_argument("--fetches", type=int, required=True)
+    parser.add_argument("--every", type=int, required=True)
+    args = parser.parse_args(argv)
+    print(json.dumps(child(args.child, args.names, args.searches, args.fetches, args.every)))
+
+
+if __name__ == "__main__":
+    main()
