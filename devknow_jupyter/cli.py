@@ -1,0 +1,340 @@
+"""The ``devknow`` command: search, read and ask from a terminal, index Markdown, serve the index.
+
+::
+
+    devknow search QUERY [-n N] [--source DOMAIN]
+    devknow get NAME_OR_URL...
+    devknow ask QUESTION
+    devknow index PATH
+    devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--json-response] [--stateless]
+    devknow status
+
+Global options (before or after the subcommand): ``--endpoint URL|local``, ``--json`` (the service's
+JSON shapes, for scripts) and ``--timeout SECONDS``. A thin front end over
+:class:`~devknow_jupyter.DevKnowClient` and the local index: expected errors end in one line on
+stderr (``devknow: error: ...``) and exit status 1; wrong usage exits with 2. Keys are never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ._version import __version__
+from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
+
+__all__ = ["main"]
+
+PROG = "devknow"
+SERVER_EXTRA_HINT = "pip install 'devknow-jupyter[server]'"
+# The packages `devknow serve` needs; a missing one means the optional extra is not installed.
+_SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
+
+
+# -- argument parsing -------------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 65535, not {value}")
+    return value
+
+
+def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    # Registered on the main parser (with defaults) and on every subparser (without), so that the
+    # options work before and after the subcommand and a later one never resets an earlier one.
+    def default(value: Any) -> Any:
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument(
+        "--endpoint",
+        metavar="URL",
+        default=default(None),
+        help="MCP server URL, or 'local' for the offline index (default: DEVKNOW_ENDPOINT, else Google's "
+        "server when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print the service's JSON shapes instead of text",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        default=default(30.0),
+        help="seconds to wait for a reply (default: 30)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``devknow`` command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Search and read Google's developer documentation (Developer Knowledge API), "
+        "or a local index of Markdown, from the command line.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _global_options(parser, defaults=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        _global_options(sub, defaults=False)
+        return sub
+
+    search = command("search", "Search passages of documentation.")
+    search.add_argument("query", nargs="+", metavar="QUERY", help="what to look for (quotes optional)")
+    search.add_argument("-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits")
+    search.add_argument("--source", metavar="DOMAIN", help="only hits from this site, e.g. firebase.google.com")
+
+    get = command("get", "Print whole documents as Markdown.")
+    get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
+
+    ask = command("ask", "Answer a question from the documentation, with references.")
+    ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
+
+    index = command("index", "Add a folder of Markdown files to the default local index.")
+    index.add_argument("path", metavar="PATH", help="folder to index (again: only changed files are re-read)")
+
+    serve = command("serve", "Serve the local index as an MCP server (Streamable HTTP).")
+    serve.add_argument("--docs", metavar="PATH", help="serve only this folder of Markdown (default: the default index)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=8765, help="port to listen on (default: 8765)")
+    serve.add_argument(
+        "--token",
+        metavar="T",
+        default=None,
+        help="require 'Authorization: Bearer T' or 'X-Goog-Api-Key: T' (default: DEVKNOW_SERVE_TOKEN, else none)",
+    )
+    serve.add_argument("--json-response", action="store_true", help="answer application/json instead of SSE")
+    serve.add_argument("--stateless", action="store_true", help="issue no sessions")
+
+    command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
+    return parser
+
+
+# -- output -----------------------------------------------------------------------------------------
+
+
+def _print_json(data: Any, out: TextIO) -> None:
+    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _note(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"{PROG}: note: {line}", file=sys.stderr)
+
+
+def _indent(text: str, prefix: str = "   ") -> str:
+    return "\n".join(prefix + line if line.strip() else "" for line in text.strip().splitlines())
+
+
+def _passage(content: str, title: str) -> str:
+    # A passage often starts with its own heading path, which is the title already shown above it.
+    first, _, rest = content.strip().partition("\n")
+    if first.lstrip("#").strip().strip("*_`") == title:
+        return rest.strip()
+    return content.strip()
+
+
+def _print_hits(results: Any, out: TextIO) -> None:
+    if not len(results):
+        out.write(f"No results for {results.query!r}.\n")
+        return
+    for number, hit in enumerate(results, 1):
+        out.write(f"{number}. {hit.title}\n   {hit.uri}\n   {hit.parent}\n")
+        passage = _passage(hit.content, hit.title)
+        out.write(f"\n{_indent(passage)}\n\n" if passage else "\n")
+
+
+def _print_documents(documents: Any, out: TextIO) -> None:
+    for number, doc in enumerate(documents):
+        if number:
+            out.write("\n---\n\n")
+        out.write(f"<!-- {doc.name} | {doc.uri} -->\n")
+        out.write(doc.content.rstrip() + "\n")
+
+
+# -- subcommands ------------------------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from .client import DevKnowClient
+
+    return DevKnowClient(args.endpoint, timeout=args.timeout)
+
+
+def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
+    with _client(args) as client:
+        results = client.search_documents(" ".join(args.query), source=args.source)
+    if args.n is not None and len(results) > args.n:
+        results = results[: args.n]
+    _note(results.info.notices)
+    if args.json:
+        _print_json(results.to_dict(), out)
+    else:
+        _print_hits(results, out)
+    return 0
+
+
+def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
+    with _client(args) as client:
+        try:
+            documents = client.get_documents(args.names)
+        except DocumentNotFoundError as exc:
+            # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
+            if exc.documents and args.json:
+                _print_json(exc.documents.to_dict(), out)
+            elif exc.documents:
+                _print_documents(exc.documents, out)
+            raise
+    if args.json:
+        _print_json(documents.to_dict(), out)
+    else:
+        _print_documents(documents, out)
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
+    with _client(args) as client:
+        answer = client.answer_query(" ".join(args.question))
+    if args.json:
+        _print_json(answer.to_dict(), out)
+    else:
+        out.write(answer.to_markdown())
+    return 0
+
+
+def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    from .local.backend import open_cache_index
+    from .local.paths import default_index_path
+
+    index = open_cache_index(default_index_path())
+    try:
+        report = index.add_folder(args.path)
+        where = index.path
+    finally:
+        index.close()
+    if args.json:
+        _print_json(dataclasses.asdict(report), out)
+        return 0
+    out.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
+    for path, reason in report.skipped:
+        out.write(f"  skipped {path}: {reason}\n")
+    for path, note in report.warnings:
+        out.write(f"  warning {path}: {note}\n")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        from .local import server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] in _SERVER_PACKAGES:
+            raise ConfigurationError(
+                f"`devknow serve` needs the MCP SDK, which is not installed: {SERVER_EXTRA_HINT}"
+            ) from None
+        raise
+    token = args.token if args.token is not None else os.environ.get("DEVKNOW_SERVE_TOKEN") or None
+    server.serve(
+        docs=args.docs,
+        host=args.host,
+        port=args.port,
+        token=token,
+        json_response=args.json_response,
+        stateless=args.stateless,
+        out=out,
+    )
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    with _client(args) as client:
+        status: dict[str, Any] = client.status()
+        if client.backend_kind == "local":
+            from .local.backend import LocalBackend
+
+            if isinstance(client.backend, LocalBackend):
+                figures = client.backend.index.stats()
+                status.update(
+                    index_path=figures["path"],
+                    index_documents=figures["documents"],
+                    index_passages=figures["chunks"],
+                    index_folders=figures["folders"],
+                )
+        problem: DevKnowError | None = None
+        try:
+            status["tools"] = [tool.get("name") for tool in client.list_tools()]
+        except DevKnowError as exc:  # still show the settings; the error is the finding
+            status["tools"] = None
+            problem = exc
+    if args.json:
+        _print_json(status, out)
+    else:
+        width = max(len(key) for key in status)
+        for key, value in status.items():
+            if isinstance(value, list):
+                value = ", ".join(map(str, value))
+            elif isinstance(value, float):
+                value = f"{value:.4g}"
+            out.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")
+    if problem is not None:
+        raise problem
+    return 0
+
+
+_COMMANDS = {
+    "search": _cmd_search,
+    "get": _cmd_get,
+    "ask": _cmd_ask,
+    "index": _cmd_index,
+    "serve": _cmd_serve,
+    "status": _cmd_status,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``devknow`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # argparse: 2 after a usage message, 0 after --help or --version
+        return exc.code if isinstance(exc.code, int) else 0
+    out = sys.stdout
+    try:
+        return _COMMANDS[args.command](args, out)
+    except DevKnowError as exc:
+        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `devknow get ... | head`: the reader left; don't let Python complain at exit either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""``devknow serve``: the local index as an MCP Streamable HTTP server, on the official ``mcp`` SDK.
+
+It offers exactly the tools of :mod:`devknow_jupyter.tools` (names, input and output schemas,
+annotations), so any MCP client, and :class:`~devknow_jupyter.DevKnowClient`, can use it like the
+Developer Knowledge service. Results carry ``structuredContent`` and the same JSON as text; failures
+are ``isError`` results whose text starts with the service's status word (``NOT_FOUND``,
+``INVALID_ARGUMENT``); more than 20 names is a JSON-RPC -32602 error, as on the service.
+
+Safe defaults: it listens on 127.0.0.1, refuses requests whose ``Host`` or ``Origin`` is not the
+bound address (DNS rebinding), and with a token refuses every request without it (HTTP 401).
+
+This module needs the ``server`` extra (``mcp``, ``uvicorn``, ``starlette``) and is imported only by
+the ``devknow`` command, never on the notebook path.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import anyio.to_thread
+import mcp_types as types
+import uvicorn
+from mcp.server.lowlevel import Server
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+
+from .._version import __version__
+from ..backend import Backend
+from ..errors import ConfigurationError, DevKnowError
+from ..tools import MAX_NAMES_PER_CALL, TOOLS, tool_definitions
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TokenCheck", "build_app", "build_server", "security_settings", "serve"]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+INVALID_PARAMS = -32602
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+_ANY = {"0.0.0.0", "::", ""}
+# The service's status words; a message that already names one is passed on unchanged.
+_STATUS_WORDS = ("NOT_FOUND", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "PERMISSION_DENIED", "UNAUTHENTICATED")
+
+
+def build_server(backend: Backend) -> Server:
+    """An SDK ``Server`` offering the three tools over ``backend`` (called in worker threads)."""
+    tools = [types.Tool.model_validate(tool) for tool in tool_definitions()]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, arguments = params.name, dict(params.arguments or {})
+        if name not in TOOLS:
+            return _error_result(f"Unknown tool: {name}. Tools: {', '.join(TOOLS)}")
+        names = arguments.get("names")
+        if name == "get_documents" and isinstance(names, list) and len(names) > MAX_NAMES_PER_CALL:
+            # The service rejects this at the protocol level, not as a tool result; so do we.
+            message = f"get_documents takes at most {MAX_NAMES_PER_CALL} names ({len(names)} given)"
+            raise MCPError(INVALID_PARAMS, message)
+        try:
+            # SQLite work is blocking; a worker thread keeps the event loop serving other requests.
+            data = await anyio.to_thread.run_sync(backend.call_tool, name, arguments)
+        except DevKnowError as exc:
+            return _error_result(_status_message(exc))
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps(data, ensure_ascii=False, indent=2))],
+            structured_content=data,
+        )
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        tool = TOOLS.get(name)
+        return tool["inputSchema"] if tool else None
+
+    return Server(
+        "devknow-jupyter",
+        version=__version__,
+        instructions="Developer documentation indexed locally by devknow_jupyter: search_documents finds "
+        "passages, get_documents returns whole pages (at most 20 names), answer_query quotes the best passages.",
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _status_message(exc: DevKnowError) -> str:
+    if any(word in exc.message for word in _STATUS_WORDS):
+        return exc.message
+    status = "INVALID_ARGUMENT" if isinstance(exc, ConfigurationError) else "INTERNAL"
+    return f"{status}: {exc.message}"
+
+
+def security_settings(host: str, port: int) -> TransportSecuritySettings:
+    """DNS rebinding protection that admits only the bound address (and its loopback aliases)."""
+    names = {host}
+    if host in _LOOPBACK:
+        names |= _LOOPBACK
+    elif host in _ANY:
+        names |= _LOOPBACK | {socket.gethostname(), socket.getfqdn()}
+    hosts: list[str] = []
+    for name in sorted(n for n in names if n and n not in _ANY):
+        shown = f"[{name}]" if ":" in name else name  # an IPv6 literal appears in brackets in Host
+        hosts.append(f"{shown}:{port}")
+        if port == 80:
+            hosts.append(shown)  # browsers omit the default port
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"{scheme}://{value}" for value in hosts for scheme in ("http", "https")],
+    )
+
+
+class TokenCheck:
+    """ASGI middleware: every HTTP request must carry the token (HTTP 401 otherwise).
+
+    Accepted as ``Authorization: Bearer <token>`` or ``X-Goog-Api-Key: <token>``, so both generic MCP
+    clients and :class:`~devknow_jupyter.DevKnowClient` (``api_key=``) can connect.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._token = token.encode("utf-8")
+
+    def _allowed(self, headers: Headers) -> bool:
+        given = headers.get("x-goog-api-key", "")
+        scheme, _, credentials = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and credentials.strip():
+            given = credentials.strip()
+        return bool(given) and hmac.compare_digest(given.encode("utf-8"), self._token)
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http" and not self._allowed(Headers(scope=scope)):
+            body = {"error": {"code": 401, "message": "A valid token is required.", "status": "UNAUTHENTICATED"}}
+            response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="devknow"'})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def build_app(
+    backend: Backend,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    json_response: bool = False,
+    stateless: bool = False,
+) -> Any:
+    """The ASGI app serving ``backend`` at ``/mcp``: DNS rebinding protection, and the token check if given."""
+    app: Any = build_server(backend).streamable_http_app(
+        json_response=json_response,
+        stateless_http=stateless,
+        transport_security=security_settings(host, port),
+        host=host,
+    )
+    return TokenCheck(app, token) if token else app
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ConfigurationError(f"Cannot listen on {host}:{port}: {exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use" if exc.errno in (48, 98, 10048) else exc.strerror or str(exc)
+        raise ConfigurationError(f"Cannot listen on {host}:{port}: {reason}.") from None
+    return sock
+
+
+def serve(
+    *,
+    docs: str | None = None,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    json_response: bool = False,
+    stateless: bool = False,
+    out: TextIO | None = None,
+) -> None:
+    """Serve the local index (``docs``: one folder of Markdown instead) until interrupted.
+
+    Prints the URL once the port is bound. Raises :class:`~devknow_jupyter.errors.ConfigurationError`
+    for a missing folder or a port that is taken.
+    """
+    from .backend import LocalBackend
+
+    out = out or sys.stdout
+    backend = LocalBackend.from_spec(f"local:{docs}" if docs else "local")
+    try:
+        app = build_app(backend, host=host, port=port, token=token, json_response=json_response, stateless=stateless)
+        sock = _bind(host, port)
+        shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
+        count = backend.index.count()
+        out.write(f"devknow serve: {count} documents from {backend.endpoint} at http://{shown}:{port}/mcp\n")
+        if token:
+            out.write("devknow serve: clients must send the token (Authorization: Bearer or X-Goog-Api-Key)\n")
+        elif host not in _LOOPBACK:
+            out.write("devknow serve: warning: listening beyond this machine without --token\n")
+        out.write("devknow serve: press Ctrl-C to stop\n")
+        out.flush()
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        backend.close()
