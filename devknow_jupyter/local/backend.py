@@ -107,7 +107,7 @@ class LocalBackend:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise ToolError("INVALID_ARGUMENT: the arguments must be an object", code=INVALID_PARAMS, tool=name)
+            raise _invalid(name, "the arguments must be an object")
         if name == "search_documents":
             return {"results": self.index.search(_query(arguments, name), limit=self.limit)}
         if name == "get_documents":
@@ -136,29 +136,22 @@ class LocalBackend:
     def _get_documents(self, names: Any) -> dict[str, Any]:
         tool = "get_documents"
         if not isinstance(names, list) or not all(isinstance(item, str) for item in names):
-            raise ToolError("INVALID_ARGUMENT: names must be a list of strings", code=INVALID_PARAMS, tool=tool)
+            raise _invalid(tool, "names must be a list of strings")
         if not names:
-            raise ToolError("INVALID_ARGUMENT: names is empty", code=INVALID_PARAMS, tool=tool)
+            raise _invalid(tool, "names is empty")
         if len(names) > MAX_NAMES_PER_CALL:
-            raise ToolError(
-                f"INVALID_ARGUMENT: at most {MAX_NAMES_PER_CALL} names per call ({len(names)} given)",
-                code=INVALID_PARAMS,
-                tool=tool,
-            )
+            raise _invalid(tool, f"at most {MAX_NAMES_PER_CALL} names per call ({len(names)} given)")
         for item in names:
             if len(item) > MAX_NAME_LENGTH:
-                raise ToolError(
-                    f"INVALID_ARGUMENT: a name is longer than {MAX_NAME_LENGTH} characters: {item[:60]}…",
-                    code=INVALID_PARAMS,
-                    tool=tool,
-                )
+                raise _invalid(tool, f"a name is longer than {MAX_NAME_LENGTH} characters: {item[:60]}…")
         documents = self.index.get(names)
         found = {doc["name"] for doc in documents}
         missing = list(dict.fromkeys(item for item in names if item not in found))
         if missing:
             # Like the service: the whole call fails; the client splits the batch to keep the known ones.
             shown = ", ".join(missing)
-            raise ToolError(f"NOT_FOUND: document{'s' if len(missing) > 1 else ''} not found: {shown}", tool=tool)
+            plural = "s" if len(missing) > 1 else ""
+            raise ToolError(f"{tool} failed: NOT_FOUND: document{plural} not found: {shown}", tool=tool)
         return {"documents": documents}
 
 
@@ -207,10 +200,15 @@ def _refresh_default(index: LocalIndex) -> IndexReport:
 def _query(arguments: dict[str, Any], tool: str) -> str:
     query = arguments.get("query")
     if query is not None and not isinstance(query, str):
-        raise ToolError("INVALID_ARGUMENT: query must be a string", code=INVALID_PARAMS, tool=tool)
+        raise _invalid(tool, "query must be a string")
     if not query or not query.strip():
         raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
     return query.strip()
+
+
+def _invalid(tool: str, message: str) -> ToolError:
+    """The error the service gives for bad arguments (JSON-RPC -32602, INVALID_ARGUMENT)."""
+    return ToolError(f"{tool} failed: INVALID_ARGUMENT: {message}", code=INVALID_PARAMS, tool=tool)
 
 
 def _is_sqlite(path: Path) -> bool:

@@ -166,6 +166,8 @@ class LocalIndex:
         sizes: Passage sizes for chunking.
         weights: BM25 column weights and the per-page cap on hits.
         max_file_bytes: Larger files are skipped with a reason.
+        batch_documents: While indexing a folder, commit after this many written documents (and at least
+            every two seconds), so an interrupted run keeps its committed batches.
 
     One connection is shared by all threads, behind a lock: every method is thread-safe.
     """
@@ -177,11 +179,13 @@ class LocalIndex:
         sizes: ChunkSizes | None = None,
         weights: SearchWeights | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
+        batch_documents: int = BATCH_DOCUMENTS,
     ) -> None:
         self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self.sizes = sizes or ChunkSizes()
         self.weights = weights or SearchWeights()
         self.max_file_bytes = max_file_bytes
+        self.batch_documents = max(1, batch_documents)
         self._lock = threading.RLock()
         self._closed = False
         if self.path != ":memory:":
@@ -305,7 +309,7 @@ class LocalIndex:
         try:
             for done, path in enumerate(files, 1):
                 in_batch += self._index_file(root, path, known.get(str(path)), report)
-                if in_batch >= BATCH_DOCUMENTS or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
+                if in_batch >= self.batch_documents or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
                     db.execute("COMMIT")
                     db.execute("BEGIN IMMEDIATE")
                     batch_started, in_batch = time.monotonic(), 0

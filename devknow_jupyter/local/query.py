@@ -35,7 +35,7 @@ _TERM = re.compile(r"[^\W_]+", re.UNICODE)
 
 def query_terms(text: str, *, max_terms: int = MAX_TERMS) -> list[str]:
     """The distinct search terms of ``text``, lower-cased, stopwords dropped (unless nothing else is left)."""
-    words = [word.casefold() for word in _TERM.findall(text or "")]
+    words = [word.lower() for word in _TERM.findall(text or "")]  # not casefold(): "ß" must stay "ß" as in the index
     words = list(dict.fromkeys(words))
     kept = [word for word in words if word not in STOPWORDS]
     return (kept or words)[:max_terms]
