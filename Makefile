@@ -22,8 +22,12 @@ $(VENV)/.test-installed: pyproject.toml
 	$(PIP) install -q -e '.[test,bench]'
 	touch $@ $(VENV)/.lab-installed
 
+# Extra JupyterLab options, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`. The venv's bin goes first
+# on PATH so that `!devknow` in the notebooks finds the command; with no key the offline index is used.
+LAB_ARGS ?=
 lab: $(VENV)/.lab-installed
-	$(VENV)/bin/jupyter lab examples/quickstart.ipynb
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) \
+	  $(LAB_ARGS) examples/quickstart.ipynb
 
 # Debian's Chromium for the browser test (Playwright drives it; its own browser download is not used).
 browser:
