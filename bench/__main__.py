@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             if entry["status"] != "ok":
                 print(f"[bench]   {entry.get('reason')}", file=sys.stderr, flush=True)
     results["duration_s"] = round(time.perf_counter() - started, 1)
+    results["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     json_path, md_path = write_results(results, args.out)
     print(f"[bench] wrote {json_path} and {md_path} in {results['duration_s']:.0f} s", file=sys.stderr)
     return 0 if all(entry["status"] == "ok" for entry in results["scenarios"].values()) else 1

@@ -95,6 +95,8 @@ def machine_info() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "os": platform.platform(),
     }
+    if hasattr(os, "getloadavg"):  # other work on the machine skews every figure: say how busy it was
+        info["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
     try:
         import psutil
 
