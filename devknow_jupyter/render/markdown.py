@@ -1,0 +1,438 @@
+"""Markdown from the service → safe HTML (and safe Markdown) for notebook outputs.
+
+* :func:`render_markdown` converts with Python-Markdown (fenced code highlighted by codehilite + Pygments
+  as CSS classes, tables, heading ids from the ``toc`` extension), cuts very long documents at a paragraph
+  boundary (``max_chars``) and sanitizes the result with :func:`sanitize_html`. Results are cached, so
+  the widget and its static twin share one conversion.
+* :func:`sanitize_html` is the one gate for HTML built from service content: an allow-list of tags and
+  attributes (nh3/ammonia), http/https/mailto URLs only, relative links resolved against the page's URL,
+  ``target="_blank" rel="noopener noreferrer"`` on links, ``id`` values prefixed with ``dk-``.
+* :func:`safe_markdown` is the same policy for the ``text/markdown`` twin: raw HTML tags are shown as text,
+  unsafe link targets dropped, relative ones resolved.
+
+``markdown``, ``pygments`` and ``nh3`` are imported inside the functions, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from types import EllipsisType
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from .style import HIGHLIGHT_CLASS
+
+__all__ = [
+    "ALLOWED_TAGS",
+    "ID_PREFIX",
+    "SAFE_URL_SCHEMES",
+    "RenderedMarkdown",
+    "TocEntry",
+    "escape_markdown",
+    "plain_excerpt",
+    "render_markdown",
+    "safe_markdown",
+    "safe_url",
+    "sanitize_html",
+    "source_html",
+    "toc_html",
+    "truncate_markdown",
+]
+
+#: URL schemes allowed in links and images; everything else (``javascript:``, ``data:``, …) is dropped.
+SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
+#: Every ``id`` in sanitized HTML starts with this, so documents cannot clobber the page's own ids.
+ID_PREFIX = "dk-"
+
+#: Tags kept by :func:`sanitize_html` (their text is kept for any other tag, except the dropped ones below).
+# fmt: off
+ALLOWED_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del", "details", "div",
+    "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd",
+    "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
+})
+# Tags removed together with their content: code, frames, styles and embedded documents.
+_DROP_WITH_CONTENT = frozenset({
+    "script", "style", "iframe", "frame", "frameset", "object", "embed", "applet", "svg", "math", "template",
+    "noscript", "textarea", "select", "button", "form", "input", "link", "meta", "base", "title",
+})
+# fmt: on
+_ATTRIBUTES: dict[str, set[str]] = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "abbr": {"title"},
+    "ol": {"start"},
+    "td": {"align", "colspan", "rowspan"},
+    "th": {"align", "colspan", "rowspan"},
+    "col": {"span"},
+    **{f"h{level}": {"id"} for level in range(1, 7)},
+}
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_local = threading.local()
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    """One heading of a rendered document: its level (1-6), element ``id`` and plain text."""
+
+    level: int
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RenderedMarkdown:
+    """A sanitized rendering: ``html`` (the body), the headings (``toc``) and how much of the text it shows."""
+
+    html: str
+    toc: tuple[TocEntry, ...]
+    shown_chars: int
+    total_chars: int
+
+    @property
+    def truncated(self) -> bool:
+        """True when only the first ``shown_chars`` of ``total_chars`` characters were rendered."""
+        return self.shown_chars < self.total_chars
+
+
+# -- sanitizing --------------------------------------------------------------------------------------
+
+
+def sanitize_html(fragment: str, *, base_url: str | None = None) -> str:
+    """Clean an HTML fragment from the service with the allow-list (see the module docstring).
+
+    Args:
+        fragment: HTML built from service content.
+        base_url: The page the content comes from; relative links and images resolve against it. Without
+            one (or when it is not an http(s) URL), relative URLs are removed.
+    """
+    return _cleaner(_usable_base(base_url)).clean(fragment)
+
+
+def _usable_base(base_url: str | None) -> str | None:
+    if not base_url:
+        return None
+    try:
+        parts = urlsplit(base_url.strip())
+    except ValueError:
+        return None
+    return base_url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+@lru_cache(maxsize=256)
+def _cleaner(base_url: str | None) -> Any:
+    import nh3
+
+    return nh3.Cleaner(
+        tags=set(ALLOWED_TAGS),
+        clean_content_tags=set(_DROP_WITH_CONTENT),
+        attributes={tag: set(names) for tag, names in _ATTRIBUTES.items()},
+        allowed_classes={"div": {HIGHLIGHT_CLASS}, "span": _token_classes()},
+        set_tag_attribute_values={"a": {"target": "_blank"}, "img": {"loading": "lazy"}},
+        url_schemes=set(SAFE_URL_SCHEMES),
+        url_relative=("rewrite_with_base", base_url) if base_url else "deny",
+        link_rel="noopener noreferrer",
+        id_prefix=ID_PREFIX,
+        strip_comments=True,
+    )
+
+
+@lru_cache(maxsize=1)
+def _token_classes() -> set[str]:
+    # The short CSS classes Pygments gives tokens ("k", "s2", ...): the only classes allowed on <span>.
+    from pygments.token import STANDARD_TYPES
+
+    return {name for name in STANDARD_TYPES.values() if name}
+
+
+def safe_url(url: str, base_url: str | None = None) -> str | None:
+    """``url`` if it is safe to link to (http, https, mailto; relative ones resolved against ``base_url``).
+
+    Entities and control characters are decoded first, the way a browser would, so ``java&#115;cript:``
+    or ``java\\tscript:`` cannot slip through. Returns None for anything else.
+    """
+    cleaned = _CONTROL.sub("", html.unescape(url or "")).strip()
+    cleaned = re.sub(r"[\t\n\r ]", "", cleaned)
+    if not cleaned:
+        return None
+    try:
+        scheme = urlsplit(cleaned).scheme.lower() if ":" in cleaned.split("/", 1)[0] else ""
+        if scheme:
+            return cleaned if scheme in SAFE_URL_SCHEMES and (scheme == "mailto" or urlsplit(cleaned).netloc) else None
+        base = _usable_base(base_url)
+        if base:
+            return urljoin(base, cleaned)
+    except ValueError:  # e.g. a malformed IPv6 host
+        return None
+    return cleaned if cleaned.startswith("#") else None
+
+
+# -- Markdown → HTML ------------------------------------------------------------------------------------
+
+
+def render_markdown(
+    text: str, *, base_url: str | None = None, max_chars: int | EllipsisType | None = ...
+) -> RenderedMarkdown:
+    """Convert Markdown to sanitized HTML; the result is cached.
+
+    Args:
+        text: The Markdown (a document's ``content``, a search passage, an answer).
+        base_url: The page's URL, for relative links and images and for the heading-id prefix.
+        max_chars: Render only about this many characters (cut at a paragraph boundary); None or 0 for
+            all of it. By default, ``devknow_jupyter.display.options.max_chars`` (100,000): long pages
+            render quickly and say they were cut, rather than freezing the notebook.
+    """
+    if max_chars is ...:
+        from ..display import options
+
+        max_chars = options.max_chars
+    limit = max_chars if max_chars and max_chars > 0 else None
+    return _render(text or "", _usable_base(base_url), limit)
+
+
+@lru_cache(maxsize=32)
+def _render(text: str, base_url: str | None, max_chars: int | None) -> RenderedMarkdown:
+    shown, kept = truncate_markdown(text, max_chars)
+    md, state = _converter()
+    # Heading ids get a per-document prefix: two documents in one notebook keep distinct anchors.
+    digest = hashlib.sha1((base_url or text[:4000]).encode("utf-8", "replace")).hexdigest()[:6]
+    state["prefix"] = f"{ID_PREFIX}{digest}-"
+    md.reset()
+    raw = md.convert(_CONTROL.sub("", shown))
+    toc = tuple(_flatten_toc(getattr(md, "toc_tokens", [])))
+    return RenderedMarkdown(sanitize_html(raw, base_url=base_url), toc, kept, len(text))
+
+
+def _converter() -> tuple[Any, dict[str, str]]:
+    # Python-Markdown instances are not thread-safe but are costly to build: keep one per thread.
+    cached = getattr(_local, "converter", None)
+    if cached is not None:
+        return cached
+    import markdown
+    from markdown.extensions.codehilite import CodeHiliteExtension
+    from markdown.extensions.tables import TableExtension
+    from markdown.extensions.toc import TocExtension, slugify_unicode
+
+    state = {"prefix": ID_PREFIX}
+
+    def slugify(value: str, separator: str) -> str:
+        return state["prefix"] + (slugify_unicode(value, separator) or "section")
+
+    md = markdown.Markdown(
+        extensions=[
+            "fenced_code",
+            "attr_list",
+            "sane_lists",
+            TableExtension(use_align_attribute=True),
+            CodeHiliteExtension(
+                css_class=HIGHLIGHT_CLASS, guess_lang=False, pygments_formatter=_formatter_class(), wrapcode=True
+            ),
+            TocExtension(slugify=slugify, permalink=False),
+        ],
+        output_format="html",
+    )
+    _local.converter = (md, state)
+    return md, state
+
+
+@lru_cache(maxsize=1)
+def _formatter_class() -> type:
+    from pygments.formatters.html import HtmlFormatter
+
+    class CachedStyleHtmlFormatter(HtmlFormatter):
+        """Pygments' HTML formatter, building its token→class table once rather than for every code block."""
+
+        _tables: tuple[dict, dict] | None = None
+
+        def _create_stylesheet(self) -> None:
+            tables = type(self)._tables
+            if tables is None or self.classprefix or self.noclasses:
+                super()._create_stylesheet()
+                if not (self.classprefix or self.noclasses):
+                    type(self)._tables = (dict(self.ttype2class), dict(self.class2style))
+                return
+            self.ttype2class, self.class2style = dict(tables[0]), dict(tables[1])
+
+    return CachedStyleHtmlFormatter
+
+
+def _flatten_toc(tokens: list[dict[str, Any]]) -> list[TocEntry]:
+    entries: list[TocEntry] = []
+
+    def walk(items: list[dict[str, Any]]) -> None:
+        for item in items:
+            ident = str(item.get("id", ""))
+            if not ident.startswith(ID_PREFIX):
+                ident = ID_PREFIX + ident  # what the sanitizer turns it into
+            text = " ".join(html.unescape(str(item.get("name", ""))).split())
+            entries.append(TocEntry(int(item.get("level", 1)), ident, text))
+            walk(item.get("children") or [])
+
+    walk(tokens)
+    return entries
+
+
+def toc_html(entries: tuple[TocEntry, ...] | list[TocEntry], *, max_level: int = 3, label: str = "Contents") -> str:
+    """A collapsible table of contents (``<details>``) linking to the headings; our own, escaped HTML."""
+    shown = [entry for entry in entries if entry.level <= max_level][:300]
+    if not shown:
+        return ""
+    parts = [f'<details class="devknow-toc"><summary>{html.escape(label)} ({len(shown)})</summary>']
+    stack: list[int] = []
+    for entry in shown:
+        link = f'<a href="#{html.escape(entry.id, quote=True)}">{html.escape(entry.text)}</a>'
+        if not stack or entry.level > stack[-1]:
+            parts.append(f"<ul><li>{link}")
+            stack.append(entry.level)
+            continue
+        while len(stack) > 1 and entry.level < stack[-1]:
+            parts.append("</li></ul>")
+            stack.pop()
+        parts.append(f"</li><li>{link}")
+    parts.append("</li></ul>" * len(stack))
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def source_html(text: str, *, max_chars: int | None = None) -> str:
+    """The Markdown source itself, escaped into a ``<pre>`` (for raw display)."""
+    shown, _ = truncate_markdown(text or "", max_chars)
+    return f'<pre class="devknow-source"><code>{html.escape(shown)}</code></pre>'
+
+
+# -- truncation -----------------------------------------------------------------------------------------
+
+
+def truncate_markdown(text: str, max_chars: int | None) -> tuple[str, int]:
+    """Cut ``text`` to about ``max_chars`` characters, at a paragraph (else line) boundary.
+
+    Returns the text to render and how many characters of the original it keeps. A code fence left open
+    by the cut is closed, so the tail does not turn into one code block.
+    """
+    if not max_chars or max_chars <= 0 or len(text) <= max_chars:
+        return text, len(text)
+    floor = int(max_chars * 0.8)
+    cut = text.rfind("\n\n", floor, max_chars)
+    if cut == -1:
+        cut = text.rfind("\n", floor, max_chars)
+    if cut == -1:
+        cut = max_chars
+    head = text[:cut]
+    fence = _open_fence(head)
+    return (f"{head}\n{fence}\n" if fence else head), cut
+
+
+def _open_fence(text: str) -> str | None:
+    opened: str | None = None
+    for match in _FENCE_LINE.finditer(text):
+        marker, rest = match.group(1), match.group(2)
+        if opened is None:
+            if not (marker[0] == "`" and "`" in rest):
+                opened = marker
+        elif marker[0] == opened[0] and len(marker) >= len(opened) and not rest.strip():
+            opened = None
+    return opened
+
+
+# -- the Markdown twin ------------------------------------------------------------------------------------
+
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+_LINK_TARGET = re.compile(r"(\]\(\s*)([^)\s]+)")
+_REF_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]+\]:[ \t]*)(\S+)", re.MULTILINE)
+_TAG_OPEN = re.compile(r"<(?!(?:https?|mailto):[^\s<>]*>)")
+
+
+def safe_markdown(text: str, *, base_url: str | None = None, max_chars: int | None = None) -> str:
+    """Markdown that a frontend can render without running anything, for the ``text/markdown`` twin.
+
+    Outside code, raw HTML is shown as text (``<`` becomes ``&lt;``), link and image targets must be
+    http/https/mailto (others become ``#``), and relative targets resolve against ``base_url``.
+    Text longer than ``max_chars`` is cut like :func:`truncate_markdown` does.
+    """
+    shown, _ = truncate_markdown(_CONTROL.sub("", text or ""), max_chars)
+    out: list[str] = []
+    for is_code, segment in _split_fences(shown):
+        out.append(segment if is_code else _safe_prose(segment, base_url))
+    return "".join(out)
+
+
+def _split_fences(text: str) -> list[tuple[bool, str]]:
+    segments: list[tuple[bool, str]] = []
+    position, opened, start = 0, None, 0
+    for match in _FENCE_LINE.finditer(text):
+        marker, rest = match.group(1), match.group(2)
+        if opened is None:
+            if marker[0] == "`" and "`" in rest:
+                continue
+            segments.append((False, text[position : match.start()]))
+            opened, start = marker, match.start()
+        elif marker[0] == opened[0] and len(marker) >= len(opened) and not rest.strip():
+            end = match.end()
+            segments.append((True, text[start:end]))
+            opened, position = None, end
+    if opened is not None:
+        segments.append((True, text[start:]))
+    else:
+        segments.append((False, text[position:]))
+    return segments
+
+
+def _safe_prose(text: str, base_url: str | None) -> str:
+    parts: list[str] = []
+    position = 0
+    for match in _INLINE_CODE.finditer(text):
+        parts.append(_safe_plain(text[position : match.start()], base_url))
+        parts.append(match.group(0))
+        position = match.end()
+    parts.append(_safe_plain(text[position:], base_url))
+    return "".join(parts)
+
+
+def _safe_plain(text: str, base_url: str | None) -> str:
+    def fix(match: re.Match[str]) -> str:
+        url = safe_url(match.group(2).strip("<>"), base_url)
+        # Re-escape "&" so the frontend's entity decoding yields exactly the URL checked here.
+        return match.group(1) + (url.replace("&", "&amp;").replace(")", "%29") if url else "#")
+
+    text = _LINK_TARGET.sub(fix, text)
+    text = _REF_DEFINITION.sub(fix, text)
+    return _TAG_OPEN.sub("&lt;", text)
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def escape_markdown(text: str) -> str:
+    """Escape a service string (title, description) for use as inline Markdown text."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text or "").split()))
+
+
+# -- plain text -------------------------------------------------------------------------------------------
+
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MD_MARKS = re.compile(r"(\*\*|__|`+|~~)")
+_HTML_TAG = re.compile(r"<[^>]{0,500}>")
+
+
+def plain_excerpt(text: str, width: int = 100) -> str:
+    """The first line of prose in Markdown ``text`` (no headings, fences, markup), cut to ``width``."""
+    in_fence = False
+    for raw_line in (text or "").splitlines():
+        line = raw_line.strip()
+        if _FENCE_LINE.match(raw_line):
+            in_fence = not in_fence
+            continue
+        if in_fence or not line or line.startswith(("#", "|", "---", "===", "<!--")):
+            continue
+        line = _HTML_TAG.sub("", _MD_MARKS.sub("", _MD_LINK.sub(r"\1", line))).lstrip(">*-+ ").strip()
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+    return ""
