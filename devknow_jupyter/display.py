@@ -1,0 +1,335 @@
+"""How results look in Jupyter, IPython and static viewers.
+
+Every result object (:class:`~devknow_jupyter.models.SearchResults`, ``DocumentChunk``, ``Document``,
+``Documents``, ``Answer``) displays itself through :func:`mimebundle`, which returns
+
+* ``text/plain``: short and readable in a terminal (numbered hits with title, URL and first line);
+* ``text/markdown``: the same content as safe Markdown (raw HTML shown as text, unsafe links dropped);
+* ``text/html``: sanitized HTML with one ``<style>`` block of our own, for nbviewer, GitHub, nbconvert,
+  VS Code, Colab and untrusted notebooks;
+* ``application/vnd.jupyter.widget-view+json``: the live view (Open buttons, paging, "Show all"), when
+  :data:`options` ``.widgets`` is on, ipywidgets is installed and a Jupyter kernel is running.
+
+Nothing here calls the network: documents are fetched only when an Open button is clicked.
+
+Settings live in the module-level :data:`options` (a :class:`DisplayOptions`)::
+
+    from devknow_jupyter import display
+    display.options.widgets = False      # static HTML/Markdown only (consoles, exports, --no-widgets)
+    display.options.page_size = 5        # hits shown before "Show more"
+    display.options.max_chars = 0        # render whole documents, however long
+
+    with display.using(widgets=False):   # for one display call
+        IPython.display.display(results)
+
+:func:`message_bundle` and :func:`placeholder` build the short styled notices the magics show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import html
+import importlib.util
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = [
+    "WIDGET_MIME",
+    "DisplayOptions",
+    "MimeBundle",
+    "message_bundle",
+    "mimebundle",
+    "options",
+    "placeholder",
+    "using",
+    "widget_for",
+    "widgets_available",
+]
+
+#: The MIME type of a live ipywidgets view.
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_MESSAGE_KINDS = ("info", "warning", "error")
+
+
+@dataclass
+class DisplayOptions:
+    """Settings for how results display; change the shared :data:`options` or use :func:`using`.
+
+    Attributes:
+        widgets: Show live widgets (Open buttons, paging) beside the static HTML. False gives static
+            HTML/Markdown/plain text only (``--no-widgets``, consoles, exported notebooks).
+        widgets_outside_kernel: Build widgets even when no Jupyter kernel is running (tests, custom hosts).
+            By default widgets are only built inside a kernel, since nothing else can show them.
+        page_size: Hits (and documents) shown at first; a "Show more" button adds this many more.
+        max_chars: Render at most about this many characters of a document (cut at a paragraph), with a
+            "truncated, N of M characters" note and, in the widget, a "Show all" button. 0 or None: no limit.
+        plain_chars: Characters of a document or answer shown in ``text/plain`` (terminals).
+        toc_min_headings: Documents with at least this many headings get a table of contents (0: never).
+        raw: Show documents' Markdown source instead of rendering it.
+    """
+
+    widgets: bool = True
+    widgets_outside_kernel: bool = False
+    page_size: int = 10
+    max_chars: int | None = 100_000
+    plain_chars: int = 2_000
+    toc_min_headings: int = 4
+    raw: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Check values as they are set, so a typo fails where it is made, not at the next display.
+        if name in ("widgets", "widgets_outside_kernel", "raw"):
+            value = bool(value)
+        elif name == "page_size":
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"page_size must be a positive integer, not {value!r}")
+        elif name == "max_chars":
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise ValueError(f"max_chars must be 0/None (no limit) or a positive integer, not {value!r}")
+        elif name in ("plain_chars", "toc_min_headings"):
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+        elif name not in {f.name for f in dataclasses.fields(self)}:
+            raise AttributeError(f"DisplayOptions has no option {name!r}")
+        super().__setattr__(name, value)
+
+
+#: The settings every result display uses.
+options = DisplayOptions()
+
+
+@contextlib.contextmanager
+def using(**changes: Any) -> Iterator[DisplayOptions]:
+    """Change :data:`options` for the duration of a ``with`` block, e.g. ``using(widgets=False)``."""
+    saved = dataclasses.asdict(options)
+    try:
+        for name, value in changes.items():
+            setattr(options, name, value)
+        yield options
+    finally:
+        for name, value in saved.items():
+            setattr(options, name, value)
+
+
+class MimeBundle(dict):
+    """A mimebundle (``{mime type: data}``) that also displays itself.
+
+    Use it with ``IPython.display.display(bundle, raw=True)`` or plainly ``display(bundle)``; either way
+    the frontend gets the MIME types, not a dict repr.
+    """
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return _filter(dict(self), include, exclude)
+
+
+# -- result objects -----------------------------------------------------------------------------------
+
+
+def mimebundle(obj: Any, include: Any = None, exclude: Any = None, **overrides: Any) -> dict[str, Any]:
+    """The mimebundle of a result object (what its ``_repr_mimebundle_`` returns).
+
+    Args:
+        obj: A SearchResults, DocumentChunk, Document, Documents or Answer.
+        include: MIME types to produce (IPython's argument); None for all.
+        exclude: MIME types to leave out.
+        **overrides: :class:`DisplayOptions` fields to use for this call only, e.g. ``widgets=False``.
+    """
+    opts = dataclasses.replace(options, **overrides) if overrides else options
+    views = _views(obj, opts)
+    if views is None:
+        return {"text/plain": repr(obj)}
+    wanted = _wanted(include, exclude)
+    bundle: dict[str, Any] = {"text/plain": _guarded(views["text/plain"], lambda: repr(obj))}
+    for mime in ("text/markdown", "text/html"):
+        if wanted(mime):
+            bundle[mime] = _guarded(views[mime], lambda mime=mime: _fallback(bundle["text/plain"], mime))
+    if wanted(WIDGET_MIME) and widgets_available(opts):
+        view = _widget_view(obj, opts)
+        if view is not None:
+            bundle[WIDGET_MIME] = view
+    return _filter(bundle, include, exclude)
+
+
+def widget_for(obj: Any, **overrides: Any) -> Any:
+    """The live ipywidgets view of a result object (HitList, DocumentView, ...), or None for other objects.
+
+    Raises ImportError when ipywidgets is not installed.
+    """
+    from .render.widgets import view_for
+
+    opts = dataclasses.replace(options, **overrides) if overrides else options
+    return view_for(obj, options=opts)
+
+
+def widgets_available(opts: DisplayOptions | None = None) -> bool:
+    """True when results will display as widgets: the option is on, ipywidgets is installed, and a kernel
+    runs (or ``widgets_outside_kernel`` is set)."""
+    opts = opts or options
+    if not opts.widgets or not _ipywidgets_installed():
+        return False
+    return opts.widgets_outside_kernel or _in_kernel()
+
+
+def _views(obj: Any, opts: DisplayOptions) -> dict[str, Callable[[], Any]] | None:
+    from .models import Answer, Document, DocumentChunk, Documents, SearchResults
+    from .render import static
+
+    limit = opts.max_chars or None
+    if isinstance(obj, SearchResults):
+        return {
+            "text/plain": lambda: static.hits_plain(obj),
+            "text/markdown": lambda: static.hits_markdown(obj, max_chars=limit),
+            "text/html": lambda: static.hits_html(obj, max_chars=limit),
+        }
+    if isinstance(obj, DocumentChunk):
+        return {
+            "text/plain": lambda: static.hit_plain(obj),
+            "text/markdown": lambda: static.hit_markdown(obj, max_chars=limit),
+            "text/html": lambda: static.page(static.hit_html(obj, max_chars=limit), "devknow-hit"),
+        }
+    if isinstance(obj, Documents):
+        return {
+            "text/plain": lambda: static.documents_plain(obj, max_chars=opts.plain_chars),
+            "text/markdown": lambda: static.documents_markdown(obj, max_chars=limit, raw=opts.raw),
+            "text/html": lambda: static.documents_html(
+                obj, max_chars=limit, toc_min_headings=opts.toc_min_headings, raw=opts.raw
+            ),
+        }
+    if isinstance(obj, Document):
+        return {
+            "text/plain": lambda: static.document_plain(obj, max_chars=opts.plain_chars),
+            "text/markdown": lambda: static.document_markdown(obj, max_chars=limit, raw=opts.raw),
+            "text/html": lambda: static.page(
+                static.document_html(obj, max_chars=limit, toc_min_headings=opts.toc_min_headings, raw=opts.raw),
+                "devknow-docs",
+            ),
+        }
+    if isinstance(obj, Answer):
+        return {
+            "text/plain": lambda: static.answer_plain(obj, max_chars=opts.plain_chars),
+            "text/markdown": lambda: static.answer_markdown(obj, max_chars=limit),
+            "text/html": lambda: static.answer_html(obj, max_chars=limit),
+        }
+    return None
+
+
+def _widget_view(obj: Any, opts: DisplayOptions) -> dict[str, Any] | None:
+    try:
+        from .render.widgets import view_for
+
+        widget = view_for(obj, options=opts)
+        if widget is None:
+            return None
+        data = widget._repr_mimebundle_()
+    except Exception as exc:  # a broken widget stack must not hide the static views
+        print(f"devknow: widgets unavailable ({type(exc).__name__}: {exc}); showing static output", file=sys.stderr)
+        return None
+    return data.get(WIDGET_MIME) if isinstance(data, dict) else None
+
+
+def _guarded(build: Callable[[], Any], fallback: Callable[[], Any]) -> Any:
+    try:
+        return build()
+    except Exception as exc:
+        # A document the renderer chokes on should still show, as text, rather than as a formatter traceback.
+        print(f"devknow: could not render ({type(exc).__name__}: {exc}); showing text", file=sys.stderr)
+        return fallback()
+
+
+def _fallback(text: str, mime: str) -> str:
+    if mime == "text/markdown":
+        return "```text\n" + text.replace("```", "ʼʼʼ") + "\n```\n"
+    from .render.style import ROOT_CLASS, style_block
+
+    return f'{style_block()}\n<div class="{ROOT_CLASS}"><pre>{html.escape(text)}</pre></div>'
+
+
+def _wanted(include: Any, exclude: Any) -> Callable[[str], bool]:
+    active = _active_types() if include is None else None
+
+    def wanted(mime: str) -> bool:
+        if include is not None and mime not in include:
+            return False
+        if exclude is not None and mime in exclude:
+            return False
+        # The terminal shell shows only text/plain: skip building HTML nobody sees.
+        return active is None or mime in active
+
+    return wanted
+
+
+def _filter(bundle: dict[str, Any], include: Any, exclude: Any) -> dict[str, Any]:
+    if include is not None:
+        bundle = {k: v for k, v in bundle.items() if k in include}
+    if exclude is not None:
+        bundle = {k: v for k, v in bundle.items() if k not in exclude}
+    return bundle
+
+
+def _shell() -> Any:
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def _active_types() -> set[str] | None:
+    shell = _shell()
+    formatter = getattr(shell, "display_formatter", None)
+    active = getattr(formatter, "active_types", None)
+    if not active or "text/html" in active:
+        return None
+    return set(active)
+
+
+def _in_kernel() -> bool:
+    return getattr(_shell(), "kernel", None) is not None
+
+
+@lru_cache(maxsize=1)
+def _ipywidgets_installed() -> bool:
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
+# -- notices ---------------------------------------------------------------------------------------------
+
+
+def message_bundle(text: str, kind: str = "info") -> MimeBundle:
+    """A short styled notice: ``text/plain`` and escaped ``text/html`` (kind: info, warning or error).
+
+    Example: ``display(message_bundle("Quota used up; showing search results instead.", "warning"), raw=True)``.
+    """
+    if kind not in _MESSAGE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(_MESSAGE_KINDS)}, not {kind!r}")
+    from .render.style import ROOT_CLASS, style_block
+
+    role = "alert" if kind == "error" else "status"
+    body = html.escape(str(text))
+    return MimeBundle(
+        {
+            "text/plain": str(text),
+            "text/html": f'{style_block()}\n<div class="{ROOT_CLASS} devknow-msg devknow-msg-{kind}" '
+            f'role="{role}">{body}</div>',
+        }
+    )
+
+
+def placeholder(text: str = "Searching…") -> MimeBundle:
+    """A muted "working on it" line to display with a ``display_id`` and replace when the result is ready.
+
+    Example::
+
+        handle = display(placeholder("Searching…"), display_id=True)
+        handle.update(results)
+    """
+    from .render.style import ROOT_CLASS, style_block
+
+    return MimeBundle(
+        {
+            "text/plain": str(text),
+            "text/html": f'{style_block()}\n<div class="{ROOT_CLASS} devknow-placeholder" role="status">'
+            f"{html.escape(str(text))}</div>",
+        }
+    )

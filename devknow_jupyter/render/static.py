@@ -1,0 +1,420 @@
+"""Static views of results: HTML, Markdown and plain text, readable without any widget frontend.
+
+These are the "static twin" of the widgets (GitHub, nbviewer, nbconvert, VS Code, Colab, consoles), and the
+widgets reuse the HTML pieces. Every service string is escaped (``html.escape`` in HTML,
+:func:`~devknow_jupyter.render.markdown.escape_markdown` in Markdown); every service Markdown body goes
+through :func:`~devknow_jupyter.render.markdown.render_markdown` (sanitized) or
+:func:`~devknow_jupyter.render.markdown.safe_markdown`. Pieces named ``*_html`` return inner HTML without
+the stylesheet; :func:`page` wraps a piece into a complete output with the ``<style>`` block.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit
+
+from .markdown import (
+    escape_markdown,
+    plain_excerpt,
+    render_markdown,
+    safe_markdown,
+    safe_url,
+    source_html,
+    toc_html,
+    truncate_markdown,
+)
+from .style import ROOT_CLASS, style_block
+
+if TYPE_CHECKING:
+    from ..models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
+
+__all__ = [
+    "answer_html",
+    "answer_markdown",
+    "answer_plain",
+    "document_body_html",
+    "document_header_html",
+    "document_html",
+    "document_markdown",
+    "document_plain",
+    "documents_html",
+    "documents_markdown",
+    "documents_plain",
+    "hit_html",
+    "hit_markdown",
+    "hit_plain",
+    "hits_header_html",
+    "hits_html",
+    "hits_markdown",
+    "hits_plain",
+    "info_summary",
+    "link_html",
+    "page",
+    "truncation_note",
+]
+
+EXTRACTIVE_NOTE = "Extractive answer from the offline index: passages quoted, not generated."
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+# -- shared pieces -------------------------------------------------------------------------------------
+
+
+def page(inner: str, *classes: str) -> str:
+    """A complete HTML output: our stylesheet, then ``inner`` inside the ``.devknow`` root element."""
+    names = " ".join((ROOT_CLASS, *classes))
+    return f'{style_block()}\n<div class="{names}">{inner}</div>'
+
+
+def link_html(url: str, text: str | None = None, *, base_url: str | None = None) -> str:
+    """An escaped link opening in a new tab, or just the escaped text when ``url`` is not safe."""
+    target = safe_url(url, base_url)
+    label = html.escape(text if text is not None else url)
+    if not target or target.startswith("#"):
+        return label
+    return f'<a href="{html.escape(target, quote=True)}" target="_blank" rel="noopener noreferrer">{label}</a>'
+
+
+def info_summary(info: ResultInfo | None) -> list[str]:
+    """Provenance as short phrases: backend (and host), time taken, whether it came from the cache."""
+    if info is None:
+        return []
+    parts = []
+    if info.backend:
+        host = ""
+        if info.backend == "remote" and info.endpoint:
+            try:
+                parts_ = urlsplit(info.endpoint)
+                host = parts_.hostname or ""
+                if host and parts_.port:
+                    host = f"{host}:{parts_.port}"
+            except ValueError:
+                host = ""
+        parts.append(f"{info.backend} ({host})" if host else info.backend)
+    if info.elapsed:
+        parts.append(f"{info.elapsed * 1000:.0f} ms" if info.elapsed < 1 else f"{info.elapsed:.2f} s")
+    if info.from_cache:
+        parts.append("from cache")
+    return parts
+
+
+def truncation_note(shown: int, total: int, *, static: bool = True) -> str:
+    """The "truncated, N of M characters" line (plain text); ``static`` adds how to see the rest."""
+    text = f"Truncated: showing the first {shown:,} of {total:,} characters."
+    if static:
+        text += (
+            " The full Markdown is in the document's .content; set"
+            " devknow_jupyter.display.options.max_chars = 0 to render everything."
+        )
+    return text
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _md_link(text: str, url: str, base_url: str | None = None) -> str:
+    target = safe_url(url, base_url)
+    if not target:
+        return escape_markdown(text)
+    target = quote(target, safe=":/?#[]@!$&'*+,;=%~-._")
+    return f"[{escape_markdown(text)}]({target.replace('(', '%28').replace(')', '%29')})"
+
+
+def _md_code(text: str) -> str:
+    text = " ".join(str(text).split())
+    fence = "``" if "`" in text else "`"
+    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+
+
+def _clip(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters at a line end; returns the text and how many were left out."""
+    if limit <= 0 or len(text) <= limit:
+        return text, 0
+    cut = text.rfind("\n", int(limit * 0.8), limit)
+    cut = cut if cut > 0 else limit
+    return text[:cut].rstrip(), len(text) - cut
+
+
+def _chunk_body(hit: DocumentChunk) -> str:
+    """The passage without its first line when that heading is already the hit's title."""
+    content = hit.content.strip("\n")
+    first, _, rest = content.partition("\n")
+    match = _HEADING_LINE.match(first)
+    if match and match.group(1).strip().strip("*_`") == hit.title:
+        return rest.lstrip("\n")
+    return content
+
+
+# -- search hits ----------------------------------------------------------------------------------------
+
+
+def hits_header_html(results: SearchResults) -> str:
+    """Header line (hit count, query, provenance) and the notices, as inner HTML."""
+    count = len(results)
+    head = f"<b>{html.escape(_plural(count, 'hit'))}</b>"
+    if results.query:
+        head += f" for <q>{html.escape(results.query)}</q>"
+    extra = info_summary(results.info)
+    if extra:
+        head += " · " + " · ".join(html.escape(part) for part in extra)
+    parts = [f'<div class="devknow-header">{head}</div>']
+    parts += [f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in results.info.notices]
+    if not count:
+        parts.append('<div class="devknow-notice">No results. Try other or fewer words.</div>')
+    return "".join(parts)
+
+
+def hit_html(hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None) -> str:
+    """One hit as inner HTML: numbered title linking to the page, document name, rendered passage."""
+    prefix = f"{number}. " if number is not None else ""
+    body = render_markdown(_chunk_body(hit), base_url=hit.uri, max_chars=max_chars)
+    note = ""
+    if body.truncated:
+        note = f'<div class="devknow-note">{html.escape(truncation_note(body.shown_chars, body.total_chars))}</div>'
+    return (
+        f'<div class="devknow-hit-title">{html.escape(prefix)}{link_html(hit.uri, hit.title)}</div>'
+        f'<div class="devknow-meta">{html.escape(hit.parent)}</div>'
+        f'<div class="devknow-chunk devknow-body">{body.html}</div>{note}'
+    )
+
+
+def hits_html(results: SearchResults, *, max_chars: int | None = None) -> str:
+    """All hits as a complete HTML output (stylesheet included)."""
+    items = "".join(
+        f'<div class="devknow-hit">{hit_html(hit, i, max_chars=max_chars)}</div>' for i, hit in enumerate(results, 1)
+    )
+    return page(hits_header_html(results) + items, "devknow-hits")
+
+
+def hit_markdown(hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None) -> str:
+    """One hit as safe Markdown."""
+    prefix = f"{number}. " if number is not None else ""
+    return (
+        f"### {prefix}{_md_link(hit.title, hit.uri)}\n\n{_md_code(hit.parent)}\n\n"
+        f"{safe_markdown(_chunk_body(hit), base_url=hit.uri, max_chars=max_chars).strip()}\n"
+    )
+
+
+def hits_markdown(results: SearchResults, *, max_chars: int | None = None) -> str:
+    """All hits as safe Markdown, with the header line and notices."""
+    head = f"**{_plural(len(results), 'hit')}**"
+    if results.query:
+        head += f" for *{escape_markdown(results.query)}*"
+    extra = info_summary(results.info)
+    if extra:
+        head += " · " + " · ".join(escape_markdown(part) for part in extra)
+    lines = [head, ""]
+    lines += [f"> {escape_markdown(notice)}\n" for notice in results.info.notices]
+    if not len(results):
+        lines.append("No results. Try other or fewer words.\n")
+    lines += [hit_markdown(hit, i, max_chars=max_chars) for i, hit in enumerate(results, 1)]
+    return "\n".join(lines)
+
+
+def hit_plain(hit: DocumentChunk, number: int | None = None, *, width: int = 100) -> str:
+    """One hit for a terminal: number and title, URL, first line of the passage."""
+    prefix = f"{number:>2}. " if number is not None else ""
+    pad = " " * len(prefix)
+    lines = [f"{prefix}{hit.title}", f"{pad}{hit.uri}"]
+    excerpt = plain_excerpt(_chunk_body(hit), width)
+    if excerpt:
+        lines.append(f"{pad}{excerpt}")
+    return "\n".join(lines)
+
+
+def hits_plain(results: SearchResults) -> str:
+    """All hits for a terminal: a header line, then numbered hits."""
+    head = _plural(len(results), "hit")
+    if results.query:
+        head += f" for {results.query!r}"
+    extra = info_summary(results.info)
+    if extra:
+        head += f" ({', '.join(extra)})"
+    lines = [head]
+    lines += [f"Note: {notice}" for notice in results.info.notices]
+    lines += [hit_plain(hit, i) for i, hit in enumerate(results, 1)]
+    return "\n".join(lines)
+
+
+# -- documents ----------------------------------------------------------------------------------------------
+
+
+def document_header_html(doc: Document) -> str:
+    """Title (linking to the page), description and document name, as inner HTML."""
+    parts = [f'<div class="devknow-doc-title">{link_html(doc.uri, doc.title or doc.name)}</div>']
+    if doc.description:
+        parts.append(f'<div class="devknow-description">{html.escape(doc.description)}</div>')
+    parts.append(f'<div class="devknow-meta">{html.escape(doc.name)}</div>')
+    return "".join(parts)
+
+
+def document_body_html(
+    doc: Document,
+    *,
+    max_chars: int | None = None,
+    toc_min_headings: int = 4,
+    raw: bool = False,
+    static: bool = True,
+) -> tuple[str, bool]:
+    """The document's rendered Markdown as inner HTML, with a contents list when it has enough headings.
+
+    Returns the HTML and whether it was truncated. ``static`` words the truncation note for outputs
+    without a "Show all" button; ``raw`` shows the Markdown source instead of rendering it.
+    """
+    if raw:
+        shown = truncate_markdown(doc.content, max_chars)[1]
+        body, truncated = source_html(doc.content, max_chars=max_chars), shown < len(doc.content)
+        note = truncation_note(shown, len(doc.content), static=static) if truncated else ""
+        return body + (f'<div class="devknow-note">{html.escape(note)}</div>' if note else ""), truncated
+    rendered = render_markdown(doc.content, base_url=doc.uri, max_chars=max_chars)
+    toc = toc_html(rendered.toc) if toc_min_headings and len(rendered.toc) >= toc_min_headings else ""
+    out = f'{toc}<div class="devknow-body">{rendered.html}</div>'
+    if rendered.truncated:
+        note = truncation_note(rendered.shown_chars, rendered.total_chars, static=static)
+        out += f'<div class="devknow-note">{html.escape(note)}</div>'
+    return out, rendered.truncated
+
+
+def document_html(doc: Document, *, max_chars: int | None = None, toc_min_headings: int = 4, raw: bool = False) -> str:
+    """One document as inner HTML: header, contents, rendered body, truncation note."""
+    body, _ = document_body_html(doc, max_chars=max_chars, toc_min_headings=toc_min_headings, raw=raw)
+    return f'<div class="devknow-doc">{document_header_html(doc)}{body}</div>'
+
+
+def documents_html(
+    docs: Iterable[Document], *, max_chars: int | None = None, toc_min_headings: int = 4, raw: bool = False
+) -> str:
+    """Documents as a complete HTML output (stylesheet included)."""
+    items = [document_html(doc, max_chars=max_chars, toc_min_headings=toc_min_headings, raw=raw) for doc in docs]
+    if not items:
+        return page('<div class="devknow-notice">No documents.</div>', "devknow-docs")
+    return page("<hr>".join(items), "devknow-docs")
+
+
+def document_markdown(doc: Document, *, max_chars: int | None = None, raw: bool = False) -> str:
+    """One document as safe Markdown: linked title, description, name, then its content."""
+    lines = [f"## {_md_link(doc.title or doc.name, doc.uri)}", ""]
+    if doc.description:
+        lines += [f"*{escape_markdown(doc.description)}*", ""]
+    lines += [_md_code(doc.name), ""]
+    shown = ""
+    if raw:
+        shown, _ = _clip(doc.content, max_chars or 0)
+        fence = "~" * max(3, 1 + max((len(run) for run in re.findall(r"~{3,}", shown)), default=0))
+        lines += [f"{fence}markdown", shown, fence]
+    else:
+        lines.append(safe_markdown(doc.content, base_url=doc.uri, max_chars=max_chars).strip())
+    if max_chars and max_chars > 0 and len(doc.content) > max_chars:
+        kept = len(shown) if raw else truncate_markdown(doc.content, max_chars)[1]
+        lines += ["", f"*{escape_markdown(truncation_note(kept, len(doc.content)))}*"]
+    return "\n".join(lines) + "\n"
+
+
+def documents_markdown(docs: Iterable[Document], *, max_chars: int | None = None, raw: bool = False) -> str:
+    """Documents as safe Markdown, separated by rules."""
+    items = [document_markdown(doc, max_chars=max_chars, raw=raw) for doc in docs]
+    return "\n---\n\n".join(items) if items else "*No documents.*\n"
+
+
+def document_plain(doc: Document, *, max_chars: int = 2000) -> str:
+    """One document for a terminal: title, URL, description, then the start of its Markdown."""
+    lines = [doc.title or doc.name, doc.uri]
+    if doc.description:
+        lines.append(doc.description)
+    body, left = _clip(doc.content.strip(), max_chars)
+    lines += ["", body]
+    if left:
+        lines.append(f"… {left:,} more characters (the document's .content has them all)")
+    return "\n".join(lines)
+
+
+def documents_plain(docs: Documents | list[Document], *, max_chars: int = 2000) -> str:
+    """Documents for a terminal, separated by rules."""
+    docs = list(docs)
+    if not docs:
+        return "No documents."
+    head = [_plural(len(docs), "document")] if len(docs) > 1 else []
+    rule = "\n\n" + "─" * 40 + "\n"
+    body = rule.join(document_plain(doc, max_chars=max_chars) for doc in docs)
+    return "\n".join([*head, body])
+
+
+# -- answers ----------------------------------------------------------------------------------------------
+
+
+def answer_header_html(answer: Answer) -> str:
+    """The answer's header line: question, "extractive" label, provenance."""
+    head = "<b>Answer</b>"
+    if answer.query:
+        head += f" to <q>{html.escape(answer.query)}</q>"
+    if answer.extractive:
+        head += f' <span class="devknow-label" title="{html.escape(EXTRACTIVE_NOTE, quote=True)}">extractive</span>'
+    extra = info_summary(answer.info)
+    if extra:
+        head += " · " + " · ".join(html.escape(part) for part in extra)
+    parts = [f'<div class="devknow-header">{head}</div>']
+    parts += [f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in answer.info.notices]
+    return "".join(parts)
+
+
+def answer_text_html(answer: Answer, *, max_chars: int | None = None) -> str:
+    """The answer's Markdown, rendered and sanitized, as inner HTML."""
+    rendered = render_markdown(answer.answer_text, max_chars=max_chars)
+    note = ""
+    if rendered.truncated:
+        note = f'<div class="devknow-note">{html.escape(truncation_note(rendered.shown_chars, rendered.total_chars))}'
+        note += "</div>"
+    return f'<div class="devknow-body">{rendered.html}</div>{note}'
+
+
+def reference_html(name: str, number: int) -> str:
+    """One numbered reference: the page link and the document name."""
+    from ..models import name_to_uri
+
+    uri = name_to_uri(name)
+    return (
+        f'<div class="devknow-ref">{number}. {link_html(uri)} '
+        f'<span class="devknow-meta">{html.escape(name)}</span></div>'
+    )
+
+
+def answer_html(answer: Answer, *, max_chars: int | None = None) -> str:
+    """The answer as a complete HTML output: header, rendered answer, numbered references."""
+    parts = [answer_header_html(answer), answer_text_html(answer, max_chars=max_chars)]
+    if answer.references:
+        parts.append('<div class="devknow-refs">References</div>')
+        parts += [reference_html(name, i) for i, name in enumerate(answer.references, 1)]
+    return page("".join(parts), "devknow-answer")
+
+
+def answer_markdown(answer: Answer, *, max_chars: int | None = None) -> str:
+    """The answer as safe Markdown, then numbered references."""
+    from ..models import name_to_uri
+
+    lines = [safe_markdown(answer.answer_text, max_chars=max_chars).strip()]
+    if answer.extractive:
+        lines += ["", f"*{EXTRACTIVE_NOTE}*"]
+    if answer.references:
+        lines += ["", "**References**", ""]
+        lines += [f"{i}. {_md_link(name_to_uri(ref), name_to_uri(ref))}" for i, ref in enumerate(answer.references, 1)]
+    return "\n".join(lines) + "\n"
+
+
+def answer_plain(answer: Answer, *, max_chars: int = 2000) -> str:
+    """The answer for a terminal: its text, then numbered reference URLs."""
+    from ..models import name_to_uri
+
+    body, left = _clip(answer.answer_text.strip(), max_chars)
+    lines = [body]
+    if left:
+        lines.append(f"… {left:,} more characters (.answer_text has them all)")
+    if answer.extractive:
+        lines += ["", f"({EXTRACTIVE_NOTE})"]
+    if answer.references:
+        lines += ["", "References:"]
+        lines += [f"{i:>2}. {name_to_uri(ref)}" for i, ref in enumerate(answer.references, 1)]
+    return "\n".join(lines)

@@ -1,0 +1,383 @@
+"""Live ipywidgets views of results: hit lists with Open buttons, documents with "Show all", answers.
+
+Building blocks, reusable by other views (e.g. an explorer):
+
+* :class:`DocumentToggle`: an Open/Close button and the area below it; Open fetches one document through
+  the client that made the result (shared client, shared cache) and shows it in place.
+* :class:`DocumentView`: a document's header, contents list and rendered Markdown, with "Show all" when
+  it was truncated.
+* :class:`HitView`, :class:`HitList` (paged with "Show more"), :class:`DocumentsView`, :class:`AnswerView`.
+* :func:`view_for`: the right view for any result object.
+
+Every ``widgets.HTML`` value is built from sanitized or escaped pieces (:mod:`.static`); ipywidgets puts it
+into the page with ``innerHTML`` unfiltered. Button handlers never let an exception escape into the log
+console (where ipywidgets would send it): errors show as one line in the view itself.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from . import static
+from .style import ROOT_CLASS, style_block
+
+if TYPE_CHECKING:
+    from ..client import DevKnowClient
+    from ..display import DisplayOptions
+    from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
+
+__all__ = [
+    "AnswerView",
+    "DocumentToggle",
+    "DocumentView",
+    "DocumentsView",
+    "HitList",
+    "HitView",
+    "error_html",
+    "view_for",
+]
+
+
+def _options(options: DisplayOptions | None) -> DisplayOptions:
+    if options is not None:
+        return options
+    from ..display import options as shared
+
+    return shared
+
+
+def _root(inner: str, *classes: str, style: bool = False) -> str:
+    # Each HTML widget is its own DOM subtree, so each needs the .devknow root for the scoped CSS;
+    # the <style> element itself is needed once per output (the top-level view adds it).
+    names = " ".join((ROOT_CLASS, *classes))
+    return f'{style_block() if style else ""}<div class="{names}">{inner}</div>'
+
+
+def _html(value: str) -> widgets.HTML:
+    return widgets.HTML(value=value, layout=widgets.Layout(width="100%"))
+
+
+def error_html(exc: BaseException) -> str:
+    """One escaped line describing ``exc`` (secrets masked), for showing inside a view."""
+    from ..errors import DevKnowError, redact
+
+    if isinstance(exc, DevKnowError):
+        line = exc.short_message().splitlines()[0]
+    else:
+        line = redact(f"{type(exc).__name__}: {exc}".splitlines()[0])
+    return _root(html.escape(line), "devknow-error")
+
+
+def _guard(handler: Callable[[], None], report: Callable[[BaseException], None]) -> Callable[[Any], None]:
+    """Wrap a click handler so that failures show in the view instead of ipywidgets' log."""
+
+    def run(_widget: Any = None) -> None:
+        try:
+            handler()
+        except Exception as exc:
+            report(exc)
+
+    return run
+
+
+class _CheapRepr:
+    """``repr()`` without ipywidgets' trait serialization (widgets end up in ``Out[]`` and logs)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+# -- documents ----------------------------------------------------------------------------------------------
+
+
+class DocumentView(_CheapRepr, widgets.VBox):
+    """A document: header (title, description, link), contents for long documents, rendered Markdown.
+
+    Long documents are cut at ``options.max_chars`` with a note and a "Show all" button that renders
+    the whole text in place.
+    """
+
+    def __init__(
+        self,
+        document: Document,
+        *,
+        options: DisplayOptions | None = None,
+        header: bool = True,
+        style: bool = True,
+    ) -> None:
+        super().__init__(layout=widgets.Layout(width="100%"))
+        self.document = document
+        self._opts = _options(options)
+        self._header = header
+        self._style = style
+        self.html = _html("")
+        self.show_all_button = widgets.Button(
+            description="Show all",
+            tooltip=f"Render all {len(document.content):,} characters",
+            layout=widgets.Layout(width="auto", display="none"),
+        )
+        self.show_all_button.on_click(_guard(self.show_all, self._report))
+        self.children = (self.html, self.show_all_button)
+        self._render(self._opts.max_chars or None)
+
+    @property
+    def truncated(self) -> bool:
+        """True while only part of the document is shown."""
+        return self._truncated
+
+    def show_all(self) -> None:
+        """Render the whole document (what the "Show all" button does)."""
+        self.show_all_button.description = "Rendering…"
+        self.show_all_button.disabled = True
+        try:
+            self._render(None)
+        finally:
+            self.show_all_button.description = "Show all"
+            self.show_all_button.disabled = False
+
+    def _render(self, max_chars: int | None) -> None:
+        body, self._truncated = static.document_body_html(
+            self.document,
+            max_chars=max_chars,
+            toc_min_headings=self._opts.toc_min_headings,
+            raw=self._opts.raw,
+            static=False,
+        )
+        head = static.document_header_html(self.document) if self._header else ""
+        self.html.value = _root(f'<div class="devknow-doc">{head}{body}</div>', "devknow-docs", style=self._style)
+        self.show_all_button.layout.display = None if self._truncated else "none"
+
+    def _report(self, exc: BaseException) -> None:
+        self.children = (self.html, self.show_all_button, _html(error_html(exc)))
+
+
+class DocumentToggle(_CheapRepr):
+    """An **Open** button and the area below it: Open fetches the document and shows it; Close folds it.
+
+    The document is fetched through ``client.get_documents([name])`` on the first click only (the client's
+    cache serves other views of the same document); a failure shows as one line in the area and the
+    button offers Open again.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        client: DevKnowClient | None,
+        *,
+        options: DisplayOptions | None = None,
+        label: str = "Open",
+    ) -> None:
+        self.name = name
+        self.client = client
+        self.label = label
+        self._opts = _options(options)
+        self.view: DocumentView | None = None
+        self.error: BaseException | None = None
+        self.button = widgets.Button(
+            description=label,
+            tooltip=f"Show {name} here" if client is not None else "No client to fetch with (built by hand)",
+            icon="book",
+            disabled=client is None,
+            layout=widgets.Layout(width="auto"),
+        )
+        self.area = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self.button.on_click(_guard(self.toggle, self._report))
+
+    @property
+    def is_open(self) -> bool:
+        """True while the document (or an error line) is shown."""
+        return bool(self.area.children)
+
+    def toggle(self) -> None:
+        """Open when folded, fold when open (what a click does)."""
+        if self.is_open:
+            self.close()
+        else:
+            self.open()
+
+    def open(self) -> None:
+        """Fetch the document (first time only) and show it below the button."""
+        if self.client is None:
+            return
+        if self.view is None:
+            self.button.description = "Opening…"
+            self.button.disabled = True
+            try:
+                docs = self.client.get_documents([self.name])
+                self.view = DocumentView(docs[0], options=self._opts, header=False, style=False)
+            except Exception as exc:
+                self._report(exc)
+                return
+            finally:
+                self.button.disabled = False
+        self.error = None
+        self.area.children = (self.view,)
+        self.button.description = "Close"
+
+    def close(self) -> None:
+        """Fold the document away (it stays loaded for the next Open)."""
+        self.area.children = ()
+        self.button.description = self.label
+
+    def _report(self, exc: BaseException) -> None:
+        self.error = exc
+        self.area.children = (_html(error_html(exc)),)
+        self.button.description = self.label
+        self.button.disabled = self.client is None
+
+
+# -- search hits --------------------------------------------------------------------------------------------
+
+
+class HitView(_CheapRepr, widgets.VBox):
+    """One hit: numbered title linking to the page, the passage, and an Open button for the whole page."""
+
+    def __init__(
+        self,
+        hit: DocumentChunk,
+        number: int | None = None,
+        *,
+        client: DevKnowClient | None = None,
+        options: DisplayOptions | None = None,
+        style: bool = False,
+    ) -> None:
+        super().__init__(layout=widgets.Layout(width="100%"))
+        opts = _options(options)
+        self.hit = hit
+        self.html = _html(_root(static.hit_html(hit, number, max_chars=opts.max_chars or None), style=style))
+        self.toggle = DocumentToggle(hit.parent, client, options=opts)
+        self.children = (self.html, self.toggle.button, self.toggle.area)
+        self.add_class("devknow-hit-widget")
+
+
+class HitList(_CheapRepr, widgets.VBox):
+    """Search results: a header line (query, count, backend, time, cache), notices, and the hits,
+    ``options.page_size`` at a time with a "Show more" button."""
+
+    def __init__(
+        self,
+        results: SearchResults,
+        *,
+        client: DevKnowClient | None = None,
+        options: DisplayOptions | None = None,
+    ) -> None:
+        super().__init__(layout=widgets.Layout(width="100%"))
+        self.results = results
+        self.client = client if client is not None else results._client
+        self._opts = _options(options)
+        self.header = _html(_root(static.hits_header_html(results), "devknow-hits", style=True))
+        self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self.more_button = widgets.Button(description="Show more", layout=widgets.Layout(width="auto"))
+        self.more_button.on_click(_guard(self.show_more, self._report))
+        self.hit_views: list[HitView] = []
+        self.children = (self.header, self.items, self.more_button)
+        self.show_more()
+
+    @property
+    def remaining(self) -> int:
+        """How many hits are not shown yet."""
+        return len(self.results) - len(self.hit_views)
+
+    def show_more(self) -> None:
+        """Add the next page of hits (what "Show more" does)."""
+        start = len(self.hit_views)
+        page = [
+            HitView(hit, number, client=self.client, options=self._opts)
+            for number, hit in enumerate(self.results[start : start + self._opts.page_size], start + 1)
+        ]
+        self.hit_views.extend(page)
+        self.items.children = (*self.items.children, *page)
+        left = self.remaining
+        self.more_button.description = f"Show more ({left} left)"
+        self.more_button.layout.display = None if left else "none"
+
+    def _report(self, exc: BaseException) -> None:
+        self.items.children = (*self.items.children, _html(error_html(exc)))
+
+
+# -- documents list and answers ----------------------------------------------------------------------------
+
+
+class DocumentsView(_CheapRepr, widgets.VBox):
+    """Several documents, each a :class:`DocumentView`, ``options.page_size`` at a time."""
+
+    def __init__(self, documents: Documents | list[Document], *, options: DisplayOptions | None = None) -> None:
+        super().__init__(layout=widgets.Layout(width="100%"))
+        self.documents = list(documents)
+        self._opts = _options(options)
+        info = getattr(documents, "info", None)
+        head = f"<b>{len(self.documents)} document{'' if len(self.documents) == 1 else 's'}</b>"
+        extra = static.info_summary(info)
+        if extra:
+            head += " · " + " · ".join(html.escape(part) for part in extra)
+        self.header = _html(_root(f'<div class="devknow-header">{head}</div>', style=True))
+        self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self.more_button = widgets.Button(description="Show more", layout=widgets.Layout(width="auto"))
+        self.more_button.on_click(_guard(self.show_more, self._report))
+        self.document_views: list[DocumentView] = []
+        self.children = (self.header, self.items, self.more_button)
+        self.show_more()
+
+    def show_more(self) -> None:
+        """Add the next page of documents."""
+        start = len(self.document_views)
+        page = [
+            DocumentView(doc, options=self._opts, style=False)
+            for doc in self.documents[start : start + self._opts.page_size]
+        ]
+        self.document_views.extend(page)
+        self.items.children = (*self.items.children, *page)
+        left = len(self.documents) - len(self.document_views)
+        self.more_button.description = f"Show more ({left} left)"
+        self.more_button.layout.display = None if left else "none"
+
+    def _report(self, exc: BaseException) -> None:
+        self.items.children = (*self.items.children, _html(error_html(exc)))
+
+
+class AnswerView(_CheapRepr, widgets.VBox):
+    """An answer rendered from Markdown ("extractive" label when built offline), then numbered references,
+    each with its link and an Open button like a hit's."""
+
+    def __init__(
+        self, answer: Answer, *, client: DevKnowClient | None = None, options: DisplayOptions | None = None
+    ) -> None:
+        super().__init__(layout=widgets.Layout(width="100%"))
+        opts = _options(options)
+        self.answer = answer
+        self.client = client if client is not None else answer._client
+        inner = static.answer_header_html(answer) + static.answer_text_html(answer, max_chars=opts.max_chars or None)
+        if answer.extractive:
+            inner += f'<div class="devknow-note">{html.escape(static.EXTRACTIVE_NOTE)}</div>'
+        if answer.references:
+            inner += '<div class="devknow-refs">References</div>'
+        self.html = _html(_root(inner, "devknow-answer", style=True))
+        self.toggles: list[DocumentToggle] = []
+        rows: list[widgets.Widget] = [self.html]
+        for number, name in enumerate(answer.references, 1):
+            toggle = DocumentToggle(name, self.client, options=opts)
+            self.toggles.append(toggle)
+            line = widgets.HTML(value=_root(static.reference_html(name, number)))
+            rows.append(widgets.VBox((widgets.HBox((line, toggle.button)), toggle.area)))
+        self.children = tuple(rows)
+
+
+def view_for(obj: Any, *, options: DisplayOptions | None = None) -> widgets.Widget | None:
+    """The live view of a result object, or None when it has none."""
+    from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
+
+    if isinstance(obj, SearchResults):
+        return HitList(obj, options=options)
+    if isinstance(obj, DocumentChunk):
+        return HitView(obj, client=obj._client, options=options, style=True)
+    if isinstance(obj, Documents):
+        return DocumentsView(obj, options=options)
+    if isinstance(obj, Document):
+        return DocumentView(obj, options=options)
+    if isinstance(obj, Answer):
+        return AnswerView(obj, options=options)
+    return None
