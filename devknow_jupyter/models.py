@@ -224,6 +224,10 @@ class Documents(list[Document], _Displayable):
     def __repr__(self) -> str:
         return f"<Documents {[doc.name for doc in self]!r}>"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython pretty-prints list subclasses itself, which would win over the bundle's text/plain.
+        printer.text(self._repr_mimebundle_(include=["text/plain"]).get("text/plain", repr(self)))
+
 
 @dataclass
 class Answer(_Displayable):
