@@ -50,6 +50,7 @@ _PLACEHOLDER_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 _EMPTY_OUTPUT = {"text/plain": ""}
 _NAME_TYPES = (str, SearchResults, DocumentChunk, Document, Documents)
+QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
 
 def interpolate(text: str, namespace: dict[str, Any]) -> str:
@@ -126,13 +127,22 @@ def _print_usage(magic: Any, example: str) -> None:
 class _JsonView(dict):
     """The service's raw JSON (a plain ``dict``), displayed as a JSON tree and as indented text."""
 
+    def _text(self) -> str:
+        return json.dumps(self, indent=2, ensure_ascii=False)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython's pretty printer knows dict and would win over the bundle's text/plain.
+        printer.text(self._text())
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        text = json.dumps(self, indent=2, ensure_ascii=False)
-        return {"text/plain": text, "application/json": dict(self)}
+        return {"text/plain": self._text(), "application/json": dict(self)}
 
 
 class _MarkdownSource(str):
     """Markdown source (a plain ``str``), displayed as a code block rather than rendered."""
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))  # the source itself, not a quoted repr
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         runs = [len(run) for run in re.findall(r"`+", self)]
@@ -349,7 +359,7 @@ class DevKnowMagics(Magics):
             if len(results) > limit:
                 results = results[:limit]
             self._store("_devsearch", out, results)
-            if results.info.notices:
+            if args.json and results.info.notices:  # the rendered hits show their notices themselves
                 progress.show(_message(" ".join(results.info.notices), "info"))
         return _JsonView(results.to_dict()) if args.json else results
 
@@ -442,7 +452,7 @@ class DevKnowMagics(Magics):
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
-        with _Progress(self.shell, "Asking…") as progress:
+        with _Progress(self.shell, "Asking…"):
             client = self.session.client()
             try:
                 result: Any = client.answer_query(question, refresh=args.refresh)
@@ -450,9 +460,8 @@ class DevKnowMagics(Magics):
                 if args.no_fallback:
                     raise
                 result = client.search_documents(question, refresh=args.refresh)
-                progress.show(
-                    _message("The answer quota is used up; showing search results for the question.", "warning")
-                )
+                # A notice on the result itself: it shows wherever the result is displayed, now or later.
+                result.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
             self._store("_devask", out, result)
         return result
 
@@ -520,7 +529,9 @@ class DevKnowMagics(Magics):
             self.short_errors = not args.debug
             said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
         if not said:
-            return self.session.status()
+            status = self.session.status()
+            status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
+            return status
         _display(_message(" ".join(said)))
         return None
 

@@ -88,7 +88,9 @@ class Session:
         except DevKnowError as exc:
             return SessionStatus([("endpoint", self._endpoint or "auto"), ("error", exc.short_message())])
         info = client.status()
-        rows.append(("endpoint", f"{info['endpoint']} ({info['endpoint_source']})"))
+        # The magics pass the endpoint as an argument; the user set it in DevKnowMagics.endpoint.
+        source = "DevKnowMagics.endpoint" if info["endpoint_source"] == "argument" else info["endpoint_source"]
+        rows.append(("endpoint", f"{info['endpoint']} ({source})"))
         rows.append(("backend", str(info["backend"])))
         rows.append(("API key", self.key_source(client)))
         rows.append(("timeout", f"{info['timeout']:g} s"))

@@ -1,0 +1,601 @@
+"""The magics in a real IPython shell against a real MCP server (the SDK test server on 127.0.0.1).
+
+Each test gets a fresh ``InteractiveShell`` (IPYTHONDIR in tmp, from conftest) with the extension
+loaded and pointed at the server through ``%config``. What the user sees is captured with
+``capture_output``; what the server saw comes from its call log.
+"""
+
+from __future__ import annotations
+
+import atexit
+import getpass
+import re
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+from devknow_jupyter import errors
+from devknow_jupyter.cache import shared_cache
+from devknow_jupyter.errors import (
+    AuthenticationError,
+    DocumentNotFoundError,
+    QuotaExceededError,
+    TransportError,
+)
+from devknow_jupyter.models import Answer, Documents, SearchResults
+
+from .conftest import free_port
+
+KEY = "dk-test-SECRET-4f9a2c7e"
+WRONG_KEY = "dk-wrong-SECRET-90bd13"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+# -- fixtures and helpers ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def ip():
+    """A fresh shell with devknow_jupyter loaded; torn down completely afterwards."""
+    InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "devknow_jupyter")
+    yield shell
+    shell.run_line_magic("unload_ext", "devknow_jupyter")
+    errors.set_short_errors(True)
+    _reset_display_options()
+    shell.atexit_operations()
+    atexit.unregister(shell.atexit_operations)
+    InteractiveShell.clear_instance()
+
+
+def _reset_display_options() -> None:
+    try:
+        from devknow_jupyter import display
+    except ImportError:
+        return
+    display.options.widgets = True
+
+
+def use(ip: InteractiveShell, url: str) -> None:
+    """Point the magics at ``url`` the documented way."""
+    ip.run_line_magic("config", f"DevKnowMagics.endpoint = {url!r}")
+
+
+def magics(ip: InteractiveShell):
+    return ip.magics_manager.registry["DevKnowMagics"]
+
+
+def run(ip: InteractiveShell, code: str):
+    """Run a cell as a user would; returns (ExecutionResult, captured output)."""
+    with capture_output() as captured:
+        result = ip.run_cell(code, store_history=True)
+    return result, captured
+
+
+def seen(captured) -> str:
+    """Everything a user saw: stdout, stderr and every MIME type of every display."""
+    parts = [captured.stdout, captured.stderr]
+    for output in captured.outputs:
+        parts.extend(str(value) for value in output.data.values())
+    return ANSI.sub("", "\n".join(parts))
+
+
+def queries(server, tool: str) -> list[str]:
+    return [call["arguments"].get("query") for call in server.calls(tool)]
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+def test_load_ext_registers_the_four_magics(ip):
+    line, cell = ip.magics_manager.magics["line"], ip.magics_manager.magics["cell"]
+    assert {"devsearch", "devget", "devknow"} <= set(line)
+    assert "devask" in cell
+    assert sum(type(c).__name__ == "DevKnowMagics" for c in ip.configurables) == 1
+
+
+def test_loading_twice_and_reload_ext_are_harmless(ip, sdk_server):
+    use(ip, sdk_server.url)
+    first = magics(ip)
+    ip.run_line_magic("devsearch", "restrict api key")
+    client = first.session.client()
+
+    ip.run_line_magic("load_ext", "devknow_jupyter")  # "already loaded": nothing happens
+    import devknow_jupyter
+
+    devknow_jupyter.load_ipython_extension(ip)  # a direct second call does nothing either
+    assert magics(ip) is first
+
+    ip.run_line_magic("reload_ext", "devknow_jupyter")
+    second = magics(ip)
+    assert second is not first
+    assert client._closed  # the old client was closed
+    assert sum(type(c).__name__ == "DevKnowMagics" for c in ip.configurables) == 1
+    assert ip.find_line_magic("devsearch").__self__ is second
+    assert second.endpoint == sdk_server.url  # %config settings survive the reload
+    hits = ip.run_line_magic("devsearch", "restrict api key")
+    assert len(hits) > 0
+    assert second.session.client() is not client
+
+
+def test_unload_ext_removes_the_magics_and_closes_the_client(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "bucket")
+    client = magics(ip).session.client()
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    assert client._closed
+    assert ip.find_line_magic("devsearch") is None
+    assert ip.find_cell_magic("devask") is None
+    _, captured = run(ip, "%devsearch bucket")
+    assert "not found" in captured.stderr
+    ip.run_line_magic("load_ext", "devknow_jupyter")  # back for the fixture's teardown
+
+
+# -- %devsearch ----------------------------------------------------------------------------------
+
+
+def test_devsearch_returns_and_stores_the_hits(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, _ = run(ip, "hits = %devsearch restrict an API key")
+    assert result.success
+    hits = ip.user_ns["hits"]
+    assert isinstance(hits, SearchResults)
+    assert hits is ip.user_ns["_devsearch"]
+    assert hits.query == "restrict an API key"
+    assert "documents/docs.example.dev/keys/restrict" in hits.names
+    assert queries(sdk_server, "search_documents")[-1] == "restrict an API key"
+
+
+def test_devsearch_as_last_line_displays_once(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, captured = run(ip, "%devsearch restrict an API key")
+    assert isinstance(result.result, SearchResults)
+    assert captured.stdout.count("restrict") >= 1  # Out[] shows the hits' text/plain
+    # the "Searching…" placeholder, then the same display replaced by an empty output
+    assert len(captured.outputs) == 2
+    placeholder, cleared = captured.outputs
+    assert "Searching" in str(placeholder.data.get("text/plain", ""))
+    assert cleared.update and cleared.data == {"text/plain": ""}
+    assert cleared.transient["display_id"] == placeholder.transient["display_id"]
+
+
+def test_devsearch_out_option_and_n_cap(ip, sdk_server):
+    use(ip, sdk_server.url)
+    everything = ip.run_line_magic("devsearch", "key")
+    assert len(everything) > 2
+    capped = ip.run_line_magic("devsearch", "-n 2 -o few key")
+    assert len(capped) == 2
+    assert ip.user_ns["few"] is capped is ip.user_ns["_devsearch"]
+    assert list(capped) == list(everything)[:2]
+
+
+def test_max_results_setting_is_the_default_cap(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.run_line_magic("config", "DevKnowMagics.max_results = 1")
+    assert len(ip.run_line_magic("devsearch", "key")) == 1
+    assert len(ip.run_line_magic("devsearch", "-n 3 key")) == 3
+
+
+def test_devsearch_source_filters_here_with_a_notice(ip, sdk_server):
+    use(ip, sdk_server.url)
+    unfiltered = ip.run_line_magic("devsearch", "key token users")
+    assert {hit.uri.split("/")[2] for hit in unfiltered} > {"firebase.example.dev"}
+    result, captured = run(ip, "%devsearch --source firebase.example.dev key token users")
+    hits = result.result
+    assert len(hits) > 0
+    assert all(hit.uri.startswith("https://firebase.example.dev/") for hit in hits)
+    assert any("Filtered here to firebase.example.dev" in notice for notice in hits.info.notices)
+    assert "Filtered here to firebase.example.dev" in seen(captured)
+    # the server only ever saw the query (its search tool has no filter)
+    assert sdk_server.calls("search_documents")[-1]["arguments"] == {"query": "key token users"}
+
+
+def test_devsearch_json_shows_the_raw_json(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, captured = run(ip, "%devsearch --json storage bucket")
+    raw = result.result
+    assert raw == ip.user_ns["_devsearch"].to_dict()
+    assert isinstance(ip.user_ns["_devsearch"], SearchResults)
+    data, _ = ip.display_formatter.format(raw)
+    assert data["application/json"]["results"][0]["parent"].startswith("documents/")
+    assert data["text/plain"].startswith("{\n")
+    assert '"results": [' in captured.stdout
+
+
+def test_devsearch_refresh_asks_the_server_again(sdk_server_factory, ip):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    first = ip.run_line_magic("devsearch", "bucket names")
+    again = ip.run_line_magic("devsearch", "bucket names")
+    assert not first.from_cache and again.from_cache
+    assert len(server.calls("search_documents")) == 1
+    fresh = ip.run_line_magic("devsearch", "--refresh bucket names")
+    assert not fresh.from_cache
+    assert len(server.calls("search_documents")) == 2
+
+
+def test_devsearch_empty_result_still_sets_the_variable(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.user_ns["_devsearch"] = "stale"
+    hits = ip.run_line_magic("devsearch", "-o none xyzzyplugh")
+    assert isinstance(hits, SearchResults) and len(hits) == 0
+    assert ip.user_ns["_devsearch"] is hits is ip.user_ns["none"]
+
+
+def test_devsearch_query_is_taken_verbatim(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.user_ns["HOME"] = "should-not-appear"
+    ip.run_cell("""%devsearch -n 2 bucket "names" {HOME} $HOME don't""")
+    assert queries(sdk_server, "search_documents")[-1] == """bucket "names" {HOME} $HOME don't"""
+    ip.run_cell("%devsearch -- -n is part of this bucket query")
+    assert queries(sdk_server, "search_documents")[-1] == "-n is part of this bucket query"
+
+
+def test_trailing_semicolon_silences_and_is_not_part_of_the_query(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, captured = run(ip, "%devsearch quota units;")
+    assert result.result is None
+    assert "quota" not in captured.stdout
+    assert queries(sdk_server, "search_documents")[-1] == "quota units"
+    assert len(ip.user_ns["_devsearch"]) > 0
+
+
+# -- %devget -------------------------------------------------------------------------------------
+
+
+def test_devget_from_the_search_variable(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "restrict an API key")
+    run(ip, "docs = %devget _devsearch")
+    docs = ip.user_ns["docs"]
+    assert isinstance(docs, Documents)
+    assert docs is ip.user_ns["_devget"]
+    assert [doc.name for doc in docs] == ip.user_ns["_devsearch"].names
+    assert docs[0].title == "Restrict an API key"
+    assert sdk_server.calls("get_documents")[-1]["arguments"]["names"] == ip.user_ns["_devsearch"].names
+
+
+def test_devget_accepts_urls_names_documents_and_lists(ip, sdk_server):
+    use(ip, sdk_server.url)
+    docs = ip.run_line_magic("devget", "https://docs.example.dev/quotas documents/docs.example.dev/storage/buckets")
+    assert [doc.name for doc in docs] == [
+        "documents/docs.example.dev/quotas",
+        "documents/docs.example.dev/storage/buckets",
+    ]
+    ip.user_ns["page"] = docs[1]
+    ip.user_ns["wanted"] = ["documents/docs.example.dev/i18n/strings"]
+    again = ip.run_line_magic("devget", "-o mine page wanted")
+    assert [doc.name for doc in again] == [
+        "documents/docs.example.dev/storage/buckets",
+        "documents/docs.example.dev/i18n/strings",
+    ]
+    assert ip.user_ns["mine"] is again
+
+
+def test_devget_unknown_name_is_a_short_error_and_keeps_what_was_found(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, captured = run(ip, "%devget -o got https://docs.example.dev/quotas documents/docs.example.dev/no/such/page")
+    assert isinstance(result.error_in_exec, DocumentNotFoundError)
+    shown = ANSI.sub("", captured.stdout)
+    assert "DocumentNotFoundError: Unknown document: documents/docs.example.dev/no/such/page" in shown
+    assert "Traceback" not in shown and len(shown.strip().splitlines()) <= 3
+    found = ip.user_ns["_devget"]
+    assert [doc.name for doc in found] == ["documents/docs.example.dev/quotas"]
+    assert ip.user_ns["got"] is found
+    # the kernel is fine afterwards
+    assert run(ip, "%devget https://docs.example.dev/quotas")[0].success
+
+
+def test_devget_raw_shows_the_markdown_source(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, _ = run(ip, "%devget --raw https://docs.example.dev/keys/restrict")
+    raw = result.result
+    assert raw.startswith("# Restrict an API key")
+    assert isinstance(ip.user_ns["_devget"], Documents)
+    data, _ = ip.display_formatter.format(raw)
+    assert data["text/plain"].startswith("# Restrict an API key")
+    assert data["text/markdown"].startswith("```markdown\n# Restrict an API key")
+
+
+def test_devget_refresh_fetches_again(sdk_server_factory, ip):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    ip.run_line_magic("devget", "https://docs.example.dev/quotas")
+    ip.run_line_magic("devget", "https://docs.example.dev/quotas")
+    assert len(server.calls("get_documents")) == 1
+    ip.run_line_magic("devget", "--refresh https://docs.example.dev/quotas")
+    assert len(server.calls("get_documents")) == 2
+
+
+def test_devget_rejects_unknown_variables_and_wrong_types(ip, sdk_server_factory):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    _, captured = run(ip, "%devget nosuchvariable")
+    assert "UsageError: 'nosuchvariable' is neither a variable nor a document name" in captured.stderr
+    ip.user_ns["number"] = 42
+    _, captured = run(ip, "%devget number")
+    assert "Variable number holds a int" in captured.stderr
+    assert server.calls() == []  # nothing was sent for these
+
+
+def test_devget_after_an_empty_search_gives_empty_documents(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "xyzzyplugh")
+    docs = ip.run_line_magic("devget", "_devsearch")
+    assert isinstance(docs, Documents) and len(docs) == 0
+    assert ip.user_ns["_devget"] is docs
+
+
+# -- %%devask ------------------------------------------------------------------------------------
+
+
+def test_devask_returns_and_stores_the_answer(ip, sdk_server):
+    use(ip, sdk_server.url)
+    result, _ = run(ip, "%%devask -o ans\nHow do I restrict an API key?\n")
+    answer = result.result
+    assert isinstance(answer, Answer)
+    assert answer is ip.user_ns["_devask"] is ip.user_ns["ans"]
+    assert "documents/docs.example.dev/keys/restrict" in answer.references
+    assert queries(sdk_server, "answer_query")[-1] == "How do I restrict an API key?"
+
+
+def test_devask_interpolates_only_defined_names(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.user_ns["topic"] = "API key"
+    cell = """What restricts an {topic}? Keep {} and {unknown} and {a.b} and $HOME and "double" and 'single'."""
+    run(ip, "%%devask\n" + cell)
+    expected = """What restricts an API key? Keep {} and {unknown} and {a.b} and $HOME and "double" and 'single'."""
+    assert queries(sdk_server, "answer_query")[-1] == expected
+
+
+def test_devask_falls_back_to_search_when_the_quota_is_used_up(sdk_server_factory, ip):
+    server = sdk_server_factory("--answer-quota", "0")
+    use(ip, server.url)
+    result, captured = run(ip, "%%devask\nHow many quota units does a search use?")
+    fallback = result.result
+    assert result.success and isinstance(fallback, SearchResults)
+    assert fallback is ip.user_ns["_devask"]
+    assert len(fallback) > 0
+    assert "answer quota is used up" in seen(captured)
+    assert "answer quota is used up" in fallback.info.notices[0]
+    assert queries(server, "search_documents") == ["How many quota units does a search use?"]
+
+
+def test_devask_no_fallback_raises_the_quota_error(sdk_server_factory, ip):
+    server = sdk_server_factory("--answer-quota", "0")
+    use(ip, server.url)
+    result, captured = run(ip, "%%devask --no-fallback\nHow many quota units does a search use?")
+    assert isinstance(result.error_in_exec, QuotaExceededError)
+    shown = ANSI.sub("", captured.stdout)
+    assert shown.lstrip().startswith("QuotaExceededError:")
+    assert "Traceback" not in shown
+    assert server.calls("search_documents") == []
+
+
+# -- %devknow ------------------------------------------------------------------------------------
+
+
+def test_devknow_status_table(ip, sdk_server):
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "bucket")
+    ip.run_line_magic("devsearch", "bucket")
+    status = ip.run_line_magic("devknow", "")
+    data, _ = ip.display_formatter.format(status)
+    text, page = data["text/plain"], data["text/html"]
+    for expected in (sdk_server.url, "remote", "search_documents, get_documents, answer_query", "50%"):
+        assert expected in text
+        assert expected in page
+    assert re.search(r"API key +none", text)
+    assert f"{sdk_server.url} (DevKnowMagics.endpoint)" in text
+    assert re.search(r"errors +one short line", text)
+    assert "<table" in page
+
+
+def test_api_key_prompt_never_leaks_the_key(sdk_server_factory, ip, monkeypatch):
+    server = sdk_server_factory("--api-key", KEY)
+    use(ip, server.url)
+    prompts = []
+
+    def fake_getpass(prompt: str = "Password: ") -> str:
+        prompts.append(prompt)
+        return KEY
+
+    everything = []
+    result, captured = run(ip, "%devsearch restrict an API key")
+    everything.append(seen(captured))
+    assert isinstance(result.error_in_exec, AuthenticationError)
+    assert "401" in seen(captured) or "UNAUTHENTICATED" in seen(captured) or "not valid" in seen(captured)
+
+    monkeypatch.setattr(getpass, "getpass", fake_getpass)
+    result, captured = run(ip, "%devknow --api-key")
+    everything.append(seen(captured))
+    assert result.success and prompts and KEY not in prompts[0]
+    result, captured = run(ip, "hits = %devsearch restrict an API key")
+    everything.append(seen(captured))
+    assert result.success and len(ip.user_ns["hits"]) > 0
+    result, captured = run(ip, "%devknow")
+    everything.append(seen(captured))
+    assert "%devknow --api-key" in seen(captured)
+    result, captured = run(ip, "%%devask\nHow do I restrict an API key?")
+    everything.append(seen(captured))
+    assert result.success
+
+    # a wrong key: a short 403 message, which names neither key
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": WRONG_KEY)
+    run(ip, "%devknow --api-key")
+    result, captured = run(ip, "%devsearch --refresh restrict an API key")
+    everything.append(seen(captured))
+    assert isinstance(result.error_in_exec, AuthenticationError)
+    assert result.error_in_exec.status == 403
+    assert "Traceback" not in seen(captured)
+
+    magic = magics(ip)
+    ip.history_manager.writeout_cache()
+    history = ip.history_manager.hist_file.read_bytes() if ip.history_manager.hist_file.exists() else b""
+    places = [
+        *everything,
+        repr(magic.session),
+        repr(magic.session.client()),
+        repr(magic.session.status()),
+        str(result.error_in_exec),
+        *(repr(value) for value in ip.user_ns.values()),
+        "\n".join(ip.history_manager.input_hist_raw),
+    ]
+    for secret in (KEY, WRONG_KEY):
+        assert all(secret not in place for place in places)
+        assert secret.encode() not in history
+
+
+def test_api_key_typed_into_the_cell_is_refused_without_echo(ip, monkeypatch):
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": pytest.fail("must not prompt"))
+    _, captured = run(ip, f"%devknow --api-key {KEY}")
+    assert "Don't type the key into the cell" in captured.stderr
+    assert KEY not in seen(captured)
+    assert not magics(ip).session.has_prompted_key
+
+
+def test_api_key_prompt_with_nothing_entered_changes_nothing(ip, monkeypatch):
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": "  ")
+    _, captured = run(ip, "%devknow --api-key")
+    assert "No key entered" in captured.stderr
+    assert not magics(ip).session.has_prompted_key
+
+
+def test_devknow_endpoint_switches_and_rebuilds_the_client(ip, sdk_server_factory):
+    one, two = sdk_server_factory(), sdk_server_factory("--json")
+    ip.run_line_magic("devknow", f"--endpoint {one.url}")
+    ip.run_line_magic("devsearch", "bucket")
+    client = magics(ip).session.client()
+    _, captured = run(ip, f"%devknow --endpoint {two.url}")
+    assert f"Endpoint: {two.url}" in seen(captured)
+    assert client._closed
+    ip.run_line_magic("devsearch", "bucket")
+    assert len(one.calls("search_documents")) == 1 and len(two.calls("search_documents")) == 1
+    assert magics(ip).endpoint == two.url
+    _, captured = run(ip, "%devknow --endpoint ftp://nowhere")
+    assert "UsageError: DevKnowMagics.endpoint must be an http(s) URL" in captured.stderr
+    assert magics(ip).endpoint == two.url
+
+
+def test_devknow_clear_cache(ip, sdk_server_factory):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    ip.run_line_magic("devsearch", "bucket")
+    assert len(shared_cache()) > 0
+    _, captured = run(ip, "%devknow --clear-cache")
+    assert "Cache cleared" in seen(captured)
+    assert len(shared_cache()) == 0
+    ip.run_line_magic("devsearch", "bucket")
+    assert len(server.calls("search_documents")) == 2
+
+
+def test_devknow_debug_switches_full_tracebacks(ip):
+    use(ip, f"http://127.0.0.1:{free_port()}/mcp")  # nothing listens there
+    result, captured = run(ip, "%devsearch bucket")
+    assert isinstance(result.error_in_exec, TransportError)
+    short = ANSI.sub("", captured.stdout).strip().splitlines()
+    assert short[0].startswith(("TransportError", "RequestTimeout")) and len(short) <= 3
+
+    run(ip, "%devknow --debug")
+    assert magics(ip).short_errors is False
+    result, captured = run(ip, "%devsearch bucket")
+    full = ANSI.sub("", captured.stdout)
+    assert "Traceback" in full or len(full.splitlines()) > 10
+
+    run(ip, "%devknow --no-debug")
+    result, captured = run(ip, "%devsearch bucket")
+    assert len(ANSI.sub("", captured.stdout).strip().splitlines()) <= 3
+    # and the kernel is still usable
+    assert run(ip, "1 + 1")[0].result == 2
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+
+def test_config_traits_apply_and_validate(ip, sdk_server):
+    magic = magics(ip)
+    ip.run_line_magic("config", "DevKnowMagics.cache_size = 7")
+    ip.run_line_magic("config", "DevKnowMagics.cache_ttl = 12.5")
+    assert shared_cache().max_entries == 7 and shared_cache().ttl == 12.5
+    ip.run_line_magic("config", "DevKnowMagics.short_errors = False")
+    assert errors._short_errors is False
+    ip.run_line_magic("config", "DevKnowMagics.short_errors = True")
+    assert errors._short_errors is True
+
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "bucket")
+    client = magic.session.client()
+    ip.run_line_magic("config", "DevKnowMagics.timeout = 12")
+    assert client._closed
+    assert magic.session.client().timeout == 12
+
+    for bad in ("timeout = 0", "max_results = 0", "cache_size = -1", "endpoint = 'nonsense'"):
+        with capture_output():
+            ip.run_line_magic("config", f"DevKnowMagics.{bad}")
+    assert (magic.timeout, magic.max_results, magic.cache_size, magic.endpoint) == (12, 10, 7, sdk_server.url)
+
+
+def test_results_display_with_every_fallback_and_the_widgets_setting(ip, sdk_server):
+    from devknow_jupyter import display
+
+    use(ip, sdk_server.url)
+    hits = ip.run_line_magic("devsearch", "restrict an API key")
+    docs = ip.run_line_magic("devget", "_devsearch")
+    answer = ip.run_cell("%%devask\nHow do I restrict an API key?").result
+    with display.using(widgets_outside_kernel=True):  # no kernel here; build the widget view anyway
+        for result in (hits, docs, answer):
+            data, _ = ip.display_formatter.format(result)
+            assert {"text/plain", "text/markdown", "text/html", display.WIDGET_MIME} <= set(data)
+            assert "Restrict" in data["text/plain"] and "Restrict" in data["text/markdown"]
+        ip.run_line_magic("config", "DevKnowMagics.widgets = False")
+        assert display.options.widgets is False
+        data, _ = ip.display_formatter.format(hits)
+        assert display.WIDGET_MIME not in data and "text/html" in data
+    ip.run_line_magic("config", "DevKnowMagics.widgets = True")
+    assert display.options.widgets is True
+
+
+# -- usage, help, errors -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "usage"),
+    [
+        ("%devsearch", "%devsearch [-n N]"),
+        ("%devsearch -n 3", "%devsearch [-n N]"),
+        ("%devget", "%devget [-o VAR]"),
+        ("%%devask\n \n", "%devask [-o VAR]"),
+    ],
+)
+def test_no_arguments_prints_the_usage(ip, code, usage):
+    result, captured = run(ip, code)
+    assert result.success and result.result is None
+    assert usage in captured.stdout and "Usage:" in captured.stdout
+
+
+def test_help_shows_the_docstring_and_every_option(ip):
+    _, captured = run(ip, "%devsearch?")
+    for text in ("Search Google's developer documentation", "-n N", "--source DOMAIN", "--refresh", "--json", "-o VAR"):
+        assert text in captured.stdout
+    for magic, options in (("devget", ("--raw", "_devsearch")), ("devknow", ("--api-key", "--clear-cache", "--debug"))):
+        doc = ip.find_line_magic(magic).__doc__
+        assert all(option in doc for option in options)
+    assert "--no-fallback" in ip.find_cell_magic("devask").__doc__
+
+
+def test_bad_options_raise_usage_errors(ip, sdk_server_factory):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    for code, message in (
+        ("%devsearch --bogus bucket", "unrecognized arguments: --bogus"),
+        ("%devsearch -n two bucket", "invalid int value"),
+        ("%devsearch -n 0 bucket", "-n must be at least 1"),
+        ("%devsearch -o 2x bucket", "-o needs a Python variable name"),
+        ("%devknow explored", "%devknow takes options"),
+    ):
+        result, captured = run(ip, code)
+        assert not result.success
+        assert "UsageError" in captured.stderr and message in captured.stderr
+    assert server.calls() == []
