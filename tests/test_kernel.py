@@ -1,0 +1,119 @@
+"""The magics in a real Jupyter kernel: a notebook built here, executed by nbclient against the SDK server.
+
+The saved outputs are what nbviewer, GitHub and a reopened notebook show, so they must carry the
+static fallbacks (text/plain, text/markdown, text/html), no leftover "Searching…" placeholders and no
+tracebacks; an expected error is one short line and the next cell still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+CELLS = {
+    "load": "%load_ext devknow_jupyter",
+    "status": "%devknow",
+    "search": "%devsearch -n 3 restrict an API key",
+    "get": "%devget _devsearch",
+    "raw": "%devget --raw https://docs.example.dev/quotas",
+    "ask": "%%devask\nHow do I restrict an API key?",
+    "json": "%devsearch --json storage bucket",
+    "silenced": "%devsearch quota units;",
+    "missing": "%devget documents/docs.example.dev/no/such/page",
+    "after": "print(type(_devsearch).__name__, len(_devget), type(_devask).__name__)",
+    "prompt": "%devknow --api-key",
+    "last": "print('still running')",
+}
+
+
+@pytest.fixture
+def executed(sdk_server, tmp_path):
+    """The notebook after nbclient ran it in a python3 kernel, as {cell key: outputs}."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS.values()]
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=120, allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}
+    )
+    # The kernel inherits conftest's isolated IPYTHONDIR and DEVKNOW_CACHE_DIR, plus the server's URL.
+    client.execute(env={**os.environ, "DEVKNOW_ENDPOINT": sdk_server.url})
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(nb, path)
+    saved = nbformat.read(path, as_version=4)  # check what a reader of the saved file gets
+    return dict(zip(CELLS, (cell.outputs for cell in saved.cells), strict=True)), sdk_server
+
+
+def _result(outputs) -> dict:
+    results = [out for out in outputs if out.output_type == "execute_result"]
+    assert len(results) == 1, outputs
+    return results[0].data
+
+
+def _text(outputs) -> str:
+    parts = []
+    for out in outputs:
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.extend(out.traceback)
+        else:
+            parts.extend(str(value) for value in out.get("data", {}).values())
+    return ANSI.sub("", "\n".join(parts))
+
+
+def test_every_magic_in_a_real_kernel(executed):
+    outputs, server = executed
+
+    for key in ("status", "search", "get", "raw", "ask", "json", "silenced", "after"):
+        assert not [out for out in outputs[key] if out.output_type == "error"], (key, outputs[key])
+        assert "Traceback" not in _text(outputs[key]), key
+        # the "Searching…" / "Fetching…" / "Asking…" placeholders were replaced in place
+        assert not re.search(r"(Searching|Fetching|Asking)…", _text(outputs[key])), key
+
+    status = _result(outputs["status"])
+    assert server.url in status["text/plain"] and "search_documents" in status["text/html"]
+
+    for key, needle in (("search", "Restrict an API key"), ("get", "Restrict by caller"), ("ask", "Restrict")):
+        data = _result(outputs[key])
+        assert {"text/plain", "text/markdown", "text/html"} <= set(data), key
+        assert needle in data["text/plain"] and needle in data["text/markdown"], key
+        assert WIDGET_MIME in data, key  # a live kernel with ipywidgets gets the widget view as well
+
+    raw = _result(outputs["raw"])
+    assert raw["text/markdown"].startswith("```markdown\n# ")
+    assert _result(outputs["json"])["application/json"]["results"][0]["parent"].startswith("documents/")
+
+    assert not [out for out in outputs["silenced"] if out.output_type == "execute_result"]
+    assert [call["arguments"]["query"] for call in server.calls("search_documents")][-1] == "quota units"
+
+    # an expected error: one short line (plus a hint), not a 40-line traceback ...
+    (error,) = [out for out in outputs["missing"] if out.output_type == "error"]
+    assert error.ename == "DocumentNotFoundError"
+    lines = [line for line in ANSI.sub("", "\n".join(error.traceback)).splitlines() if line.strip()]
+    assert lines[0].startswith("DocumentNotFoundError: Unknown document: documents/docs.example.dev/no/such/page")
+    assert len(lines) <= 3
+    # ... and the kernel carries on
+    assert _text(outputs["after"]).strip() == "SearchResults 0 Answer"
+
+    # nbclient gives the kernel no stdin: the key prompt says what to do instead, in one line
+    assert _text(outputs["prompt"]).strip() == (
+        "UsageError: This frontend cannot prompt for input; set DEVKNOW_API_KEY in the kernel's environment."
+    )
+    assert _text(outputs["last"]).strip() == "still running"
+
+
+@pytest.mark.parametrize("failing", ["%devget documents/docs.example.dev/no/such/page", "%devsearch --bogus x"])
+def test_an_expected_error_stops_run_all(sdk_server, tmp_path, failing):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code) for code in (CELLS["load"], failing, "print('not reached')")]
+    client = NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(CellExecutionError):
+        client.execute(env={**os.environ, "DEVKNOW_ENDPOINT": sdk_server.url})
+    assert nb.cells[2].outputs == []
