@@ -122,13 +122,14 @@ def write_docs(folder: Path) -> Path:
     return folder
 
 
-def start_serve(workdir: Path, docs: Path, *extra: str) -> Served:
+def start_serve(workdir: Path, docs: Path, *extra: str, env: dict[str, str] | None = None) -> Served:
     port = free_port()
     log = workdir / f"serve-{port}.log"
     # Explicit cache dir: module-wide servers start before the per-test isolation applies.
-    env = {**os.environ, "DEVKNOW_CACHE_DIR": str(workdir / "cache")}
-    for variable in ("DEVKNOW_API_KEY", "GOOGLE_API_KEY", "DEVKNOW_ENDPOINT"):
-        env.pop(variable, None)
+    base = {**os.environ, "DEVKNOW_CACHE_DIR": str(workdir / "cache")}
+    for variable in ("DEVKNOW_API_KEY", "GOOGLE_API_KEY", "DEVKNOW_ENDPOINT", "DEVKNOW_SERVE_TOKEN"):
+        base.pop(variable, None)
+    env = {**base, **(env or {})}
     args = [sys.executable, "-m", "devknow_jupyter", "serve", "--docs", str(docs), "--port", str(port), *extra]
     with log.open("wb") as out:
         proc = subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
@@ -151,8 +152,8 @@ def serve_factory(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     servers: list[Served] = []
     docs = write_docs(tmp_path / "docs")
 
-    def start(*extra: str) -> Served:
-        server = start_serve(tmp_path, docs, *extra)
+    def start(*extra: str, env: dict[str, str] | None = None) -> Served:
+        server = start_serve(tmp_path, docs, *extra, env=env)
         servers.append(server)
         return server
 
@@ -334,6 +335,16 @@ def test_token_is_required_when_set(serve_factory: Callable[..., Served]) -> Non
 
     headers = {"Authorization": f"Bearer {TOKEN}"}
     assert with_sdk_client(server.url, body, headers=headers).structured_content["results"][0]["parent"] == ALERTS
+    assert TOKEN not in server.log.read_text()
+
+
+def test_token_from_the_environment(serve_factory: Callable[..., Served]) -> None:
+    server = serve_factory(env={"DEVKNOW_SERVE_TOKEN": TOKEN})
+    with httpx.Client(timeout=10) as http:
+        assert http.post(server.url, headers=MCP_HEADERS, json=INITIALIZE).status_code == 401
+    with DevKnowClient(server.url, api_key=TOKEN, cache=False) as client:
+        assert client.answer_query("quiet hours").references == [ALERTS]
+    assert "clients must send the token" in server.log.read_text()
     assert TOKEN not in server.log.read_text()
 
 
