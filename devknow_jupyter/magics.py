@@ -39,17 +39,26 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from . import errors
 from .cache import shared_cache
+from .client import DevKnowClient
 from .errors import DocumentNotFoundError, QuotaExceededError
 from .models import Answer, Document, DocumentChunk, Documents, SearchResults
 from .session import Session
 
-__all__ = ["DevKnowMagics", "interpolate", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "QUOTA_FALLBACK_NOTICE",
+    "DevKnowMagics",
+    "interpolate",
+    "load_ipython_extension",
+    "shared_client",
+    "unload_ipython_extension",
+]
 
 _PLACEHOLDER_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # A leading option token: a quoted string or a run of non-blanks.
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 _EMPTY_OUTPUT = {"text/plain": ""}
 _NAME_TYPES = (str, SearchResults, DocumentChunk, Document, Documents)
+#: The notice %%devask puts on the search results it shows when the answer quota is used up.
 QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
 
@@ -529,7 +538,8 @@ class DevKnowMagics(Magics):
             self.short_errors = not args.debug
             said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
         if not said:
-            status = self.session.status()
+            with _Progress(self.shell, "Checking…"):
+                status = self.session.status()
             status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
             return status
         _display(_message(" ".join(said)))
@@ -573,6 +583,19 @@ def _any_names(items: list[Any]) -> bool:
 _loaded: weakref.WeakKeyDictionary[Any, DevKnowMagics] = weakref.WeakKeyDictionary()
 # Settings and a prompted key outlive %unload_ext / %reload_ext within the same process.
 _carried: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def shared_client(ipython: Any = None) -> DevKnowClient | None:
+    """The client the magics use in ``ipython`` (default: the running shell), or None when not loaded.
+
+    Lets Python code in a notebook (and the explorer) share the magics' connection, cache and key.
+    """
+    if ipython is None:
+        from IPython import get_ipython
+
+        ipython = get_ipython()
+    magics = _loaded.get(ipython) if ipython is not None else None
+    return magics.session.client() if magics is not None else None
 
 
 def load_ipython_extension(ipython: Any) -> None:

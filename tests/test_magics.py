@@ -19,6 +19,7 @@ from devknow_jupyter import errors
 from devknow_jupyter.cache import shared_cache
 from devknow_jupyter.errors import (
     AuthenticationError,
+    ConfigurationError,
     DocumentNotFoundError,
     QuotaExceededError,
     TransportError,
@@ -82,6 +83,15 @@ def seen(captured) -> str:
     return ANSI.sub("", "\n".join(parts))
 
 
+def closed(client) -> bool:
+    """True when ``client`` refuses work because it was closed."""
+    try:
+        client.search_documents("anything")
+    except ConfigurationError as exc:
+        return "closed" in str(exc)
+    return False
+
+
 def queries(server, tool: str) -> list[str]:
     return [call["arguments"].get("query") for call in server.calls(tool)]
 
@@ -111,7 +121,7 @@ def test_loading_twice_and_reload_ext_are_harmless(ip, sdk_server):
     ip.run_line_magic("reload_ext", "devknow_jupyter")
     second = magics(ip)
     assert second is not first
-    assert client._closed  # the old client was closed
+    assert closed(client)  # the old client was closed
     assert sum(type(c).__name__ == "DevKnowMagics" for c in ip.configurables) == 1
     assert ip.find_line_magic("devsearch").__self__ is second
     assert second.endpoint == sdk_server.url  # %config settings survive the reload
@@ -125,7 +135,7 @@ def test_unload_ext_removes_the_magics_and_closes_the_client(ip, sdk_server):
     ip.run_line_magic("devsearch", "bucket")
     client = magics(ip).session.client()
     ip.run_line_magic("unload_ext", "devknow_jupyter")
-    assert client._closed
+    assert closed(client)
     assert ip.find_line_magic("devsearch") is None
     assert ip.find_cell_magic("devask") is None
     _, captured = run(ip, "%devsearch bucket")
@@ -470,7 +480,7 @@ def test_devknow_endpoint_switches_and_rebuilds_the_client(ip, sdk_server_factor
     client = magics(ip).session.client()
     _, captured = run(ip, f"%devknow --endpoint {two.url}")
     assert f"Endpoint: {two.url}" in seen(captured)
-    assert client._closed
+    assert closed(client)
     ip.run_line_magic("devsearch", "bucket")
     assert len(one.calls("search_documents")) == 1 and len(two.calls("search_documents")) == 1
     assert magics(ip).endpoint == two.url
@@ -528,7 +538,7 @@ def test_config_traits_apply_and_validate(ip, sdk_server):
     ip.run_line_magic("devsearch", "bucket")
     client = magic.session.client()
     ip.run_line_magic("config", "DevKnowMagics.timeout = 12")
-    assert client._closed
+    assert closed(client)
     assert magic.session.client().timeout == 12
 
     for bad in ("timeout = 0", "max_results = 0", "cache_size = -1", "endpoint = 'nonsense'"):
@@ -599,3 +609,25 @@ def test_bad_options_raise_usage_errors(ip, sdk_server_factory):
         assert not result.success
         assert "UsageError" in captured.stderr and message in captured.stderr
     assert server.calls() == []
+
+
+def test_offline_index_through_devknow_endpoint_local(ip):
+    ip.run_line_magic("devknow", "--endpoint local")
+    hits = ip.run_line_magic("devsearch", "answer quota")
+    assert len(hits) > 0 and hits.info.backend == "local"
+    docs = ip.run_line_magic("devget", "_devsearch")
+    assert [doc.name for doc in docs] == hits.names
+    status = ip.run_line_magic("devknow", "")
+    assert re.search(r"backend +local", repr(status))
+
+
+def test_shared_client_is_the_magics_client(ip, sdk_server):
+    from devknow_jupyter.magics import shared_client
+
+    use(ip, sdk_server.url)
+    client = shared_client(ip)
+    assert client is magics(ip).session.client() and client.endpoint == sdk_server.url
+    assert shared_client() is client  # the running shell by default
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    assert shared_client(ip) is None
+    ip.run_line_magic("load_ext", "devknow_jupyter")
