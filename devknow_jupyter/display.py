@@ -125,6 +125,10 @@ class MimeBundle(dict):
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return _filter(dict(self), include, exclude)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # IPython pretty-prints dicts by type; this keeps our text/plain instead of the dict's repr.
+        printer.text(str(self.get("text/plain", "")))
+
 
 # -- result objects -----------------------------------------------------------------------------------
 
