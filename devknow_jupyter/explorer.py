@@ -62,8 +62,6 @@ HISTORY_LIMIT = 100
 #: At most this many hits get a button (a bounded number of widgets keeps the frontend quick).
 MAX_HITS = 20
 
-QUOTA_NOTICE = "The answer quota is used up; showing search results for the question."
-
 _CSS = """
 .devknow-explorer { width: 100%; box-sizing: border-box; }
 .devknow-explorer .dkx-status { white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
@@ -86,6 +84,7 @@ _CSS = """
 .devknow-explorer .dkx-refs button.widget-toggle-button:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #2f8fc4); outline-offset: -2px; }
 .devknow-explorer .dkx-page { max-height: 70vh; overflow: auto; padding-right: 0.5em; }
+.devknow-explorer .widget-html-content { min-width: 0; }
 .devknow-explorer .dkx-empty { color: var(--jp-content-font-color2, inherit); font-style: italic; }
 """.strip()
 
@@ -214,7 +213,6 @@ class Explorer:
         )
         self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
         self.status = w.HTML(layout=w.Layout(width="100%", overflow="hidden"))
-        self.status.add_class("dkx-status-box")
         self.hits_header = w.HTML()
         self.hits = w.ToggleButtons(
             options=[], index=None, style={"button_width": "100%"}, layout=w.Layout(width="100%")
@@ -257,6 +255,23 @@ class Explorer:
         style = w.HTML(f"<style>{_CSS}</style>{_style_block()}", layout=w.Layout(height="0px", margin="0"))
         self.widget = w.VBox([style, toolbar, self.status, body, ask], layout=w.Layout(width="100%"))
         self.widget.add_class("devknow-explorer")
+        # Stable class names for styling, and for tests that find the parts in a browser.
+        for part, name in (
+            (self.status, "dkx-status-box"),
+            (self.back_button, "dkx-back"),
+            (self.forward_button, "dkx-forward"),
+            (self.source_box, "dkx-source"),
+            (self.search_box, "dkx-search"),
+            (self.search_button, "dkx-search-button"),
+            (self.hits, "dkx-hit-list"),
+            (self.title, "dkx-title"),
+            (self.toc, "dkx-toc"),
+            (self.page, "dkx-page-box"),
+            (self.references, "dkx-reference-list"),
+            (self.ask_box, "dkx-ask"),
+            (self.ask_button, "dkx-ask-button"),
+        ):
+            part.add_class(name)
 
         self.search_box.on_msg(self._guard(self._on_search_submit))
         self.source_box.on_msg(self._guard(self._on_search_submit))
@@ -349,8 +364,12 @@ class Explorer:
             try:
                 answer = self.client.answer_query(question)
             except QuotaExceededError:
+                from .magics import QUOTA_FALLBACK_NOTICE
+
                 results = self.client.search_documents(question)
-                return lambda: self._visit(HistoryEntry("search", question, results, None, QUOTA_NOTICE))
+                # As %%devask does: the notice rides on the result, so every view of it says so.
+                results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
+                return lambda: self._visit(HistoryEntry("search", question, results, None, QUOTA_FALLBACK_NOTICE))
             return lambda: self._visit(HistoryEntry("answer", question, answer, None, _notices(answer)))
 
         self._run(("answer", question), f"Asking “{question}”…", job, wait=wait)
@@ -406,11 +425,26 @@ class Explorer:
     # -- display ----------------------------------------------------------------------------------------
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle = self.widget._repr_mimebundle_() or {}
-        bundle = dict(bundle)
-        bundle["text/plain"] = self._static_text()
-        bundle["text/markdown"] = self._static_markdown()
-        bundle["text/html"] = self._static_html()
+        """The live widget beside a static twin: text/plain, text/markdown and sanitized text/html of the
+        hits and the page shown now. Frontends without the widget manager (nbviewer, GitHub, untrusted
+        notebooks, consoles) show the twin; ``display.options.widgets = False`` leaves the widget out."""
+        from .display import WIDGET_MIME, widgets_available
+
+        def wanted(mime: str) -> bool:
+            return (include is None or mime in include) and not (exclude and mime in exclude)
+
+        bundle: dict[str, Any] = {}
+        if wanted(WIDGET_MIME) and widgets_available():
+            view = (self.widget._repr_mimebundle_() or {}).get(WIDGET_MIME)
+            if view is not None:
+                bundle[WIDGET_MIME] = view
+        for mime, build in (
+            ("text/plain", self._static_text),
+            ("text/markdown", self._static_markdown),
+            ("text/html", self._static_html),
+        ):
+            if wanted(mime):
+                bundle[mime] = build()
         return bundle
 
     def __repr__(self) -> str:
@@ -713,7 +747,7 @@ class Explorer:
         if info is None:
             text += " · from history, no request"
         else:
-            text += " · from cache" if info.from_cache else f" · {info.elapsed:.2f} s"
+            text += "".join(f" · {part}" for part in _static().info_summary(info))
         self._say(text, "ok")
 
     def _say(self, text: str, kind: str = "ok") -> None:
