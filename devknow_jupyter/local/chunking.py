@@ -21,7 +21,8 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATTRS = re.compile(r"\s*\{[#:.][^}]*\}\s*$")  # "## Title {#anchor}" and kramdown "{: .class}"
-_INLINE = re.compile(r"[*_`]+")
+# Emphasis and code marks; an underscore inside a word is part of it ("get_documents"), not emphasis.
+_INLINE = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
 _BLOCK_START = re.compile(r"^\s*([-*+>]|\d+[.)])(\s|$)")  # list items and quotes are not setext text
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
