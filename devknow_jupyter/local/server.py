@@ -15,6 +15,7 @@ the ``devknow`` command, never on the notebook path.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import socket
@@ -179,7 +180,8 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        reason = "the port is in use" if exc.errno in (48, 98, 10048) else exc.strerror or str(exc)
+        in_use = exc.errno == errno.EADDRINUSE or getattr(exc, "winerror", None) == 10048
+        reason = "the port is in use" if in_use else exc.strerror or str(exc)
         raise ConfigurationError(f"Cannot listen on {host}:{port}: {reason}.") from None
     return sock
 
