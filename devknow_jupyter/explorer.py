@@ -818,18 +818,11 @@ def _kernel_history(namespace: dict[str, Any] | None) -> History:
 
 def _default_client() -> DevKnowClient:
     """The kernel's shared client when the magics are loaded, else a new client."""
-    try:
-        from IPython import get_ipython
+    from .magics import shared_client
 
-        shell = get_ipython()
-    except ImportError:  # pragma: no cover
-        shell = None
-    if shell is not None:
-        from . import magics
-
-        loaded = magics._loaded.get(shell)
-        if loaded is not None:
-            return loaded.session.client()
+    client = shared_client()
+    if client is not None:
+        return client
     from .client import DevKnowClient
 
     return DevKnowClient()
