@@ -493,6 +493,7 @@ class DevKnowMagics(Magics):
         help="Open the documentation explorer, optionally with a first search.",
     )
     @no_var_expand
+    @output_can_be_silenced
     @line_magic
     def devknow(self, line: str) -> Any:
         """Show the status of devknow_jupyter, or change its settings.
@@ -508,6 +509,7 @@ class DevKnowMagics(Magics):
             %devknow --endpoint local
             %devknow --clear-cache --debug
         """
+        line = _strip_silencing_semicolon(line)
         first, _, rest = line.strip().partition(" ")
         if first == "explore":
             return self._explore(rest.strip())
