@@ -48,6 +48,14 @@ def _scenario_markdown(key: str, scenario: dict[str, Any]) -> list[str]:
         lines += ["| measure | median | IQR | p5–p95 | n | note |", "|---|---:|---:|---:|---:|---|"]
         lines += [_row(row) for row in rows]
         lines.append("")
+    scores = scenario.get("scores") or []
+    if scores:  # single-valued figures (e.g. ranking quality): one column per measure
+        columns = [key for key in scores[0] if key != "label"]
+        lines += ["| " + " | ".join(["scores", *columns]) + " |", "|---|" + "---:|" * len(columns)]
+        for row in scores:
+            cells = [f"{row[key]:.3f}" if isinstance(row.get(key), float) else str(row.get(key, "")) for key in columns]
+            lines.append("| " + " | ".join([row["label"], *cells]) + " |")
+        lines.append("")
     goals = scenario.get("goals") or []
     if goals:
         lines += ["| goal | measured | met |", "|---|---:|:---:|"]
