@@ -11,13 +11,16 @@
 Keyboard (checked in JupyterLab 4 with headless Chromium):
 
 * **Enter in the search box searches**; Enter in the site filter does too, Enter in the ask box asks
-  (the text fields' "submit" event).
-* **Tab moves to the hits, Tab / Shift+Tab move between them, Enter (or Space) opens the focused
-  hit.** The hits are real buttons, so this works in every frontend.
-* Arrow keys are *not* used: in a JupyterLab notebook, ArrowUp/ArrowDown on any focused output
-  element that is not a text field (a ``Select``, ``RadioButtons``, ``Dropdown``, a button) run the
-  notebook's "move to the cell above/below" shortcut instead, so focus leaves the widget. A
-  ``Select``-based list would look keyboard-friendly and not be.
+  (the text fields' "submit" event; the Search and Ask buttons are for the mouse and are skipped by Tab).
+* **Tab from the search box goes to the first hit, Tab / Shift+Tab move between hits, Enter (or
+  Space) opens the focused hit.** The hits are real buttons, so this works in every frontend; the open
+  hit stays highlighted. After the hits, Tab reaches the page's contents links, its references and
+  the ask box.
+* Arrow keys are *not* used for the hits: in a JupyterLab notebook, ArrowUp/ArrowDown on a focused
+  output element that is not a text field (a ``Select``, ``RadioButtons``, ``Dropdown``, a button)
+  run the notebook's "select the cell above/below" shortcut (its selector only spares ``:read-write``
+  elements), so focus jumps to another cell. A ``Select``-based list would look keyboard-friendly
+  in JupyterLab and not be; stock ipywidgets offer no element that receives both arrows and Enter.
 
 Requests run on worker threads: the notebook stays free, the app shows a spinner for the request in
 flight and stays usable (back/forward, other hits); the newest action wins and an older reply that
@@ -211,7 +214,10 @@ class Explorer:
             continuous_update=True,
             layout=w.Layout(flex="1 1 auto", width="auto", min_width="8em"),
         )
-        self.search_button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
+        # Not a Tab stop (Enter in the box searches): Tab goes from the search box straight to the hits.
+        self.search_button = w.Button(
+            description="Search", icon="search", tabbable=False, layout=w.Layout(width="auto")
+        )
         self.status = w.HTML(layout=w.Layout(width="100%", overflow="hidden"))
         self.hits_header = w.HTML()
         self.hits = w.ToggleButtons(
@@ -231,7 +237,7 @@ class Explorer:
             continuous_update=True,
             layout=w.Layout(flex="1 1 auto", width="auto", min_width="8em"),
         )
-        self.ask_button = w.Button(description="Ask", icon="comment", layout=w.Layout(width="auto"))
+        self.ask_button = w.Button(description="Ask", icon="comment", tabbable=False, layout=w.Layout(width="auto"))
 
         left = w.VBox(
             [self.hits_header, self.hits],
