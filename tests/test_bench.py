@@ -1,0 +1,81 @@
+"""Smoke test of the benchmarks: ``python -m bench --quick`` runs every scenario and writes figures.
+
+No timing is asserted (speed is what bench/ reports, not what tests check): only that every scenario
+ran, and that each figure is a finite number with its spread and count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("DEVKNOW_CORPUS") or ROOT.parent / "shared" / "corpus")
+
+
+# The quick run takes 1-3 minutes (the local index bench indexes the whole shared corpus).
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("bench-results")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=540,
+    )
+    assert (out / "results.json").exists(), done.stderr[-3000:]
+    return json.loads((out / "results.json").read_text()), (out / "results.md").read_text(), done
+
+
+def test_every_scenario_ran_with_numbers(quick_results: tuple[dict, str, subprocess.CompletedProcess]) -> None:
+    results, _, done = quick_results
+    assert list(results["scenarios"]) == list(SCENARIOS)
+    for key, scenario in results["scenarios"].items():
+        if key == "index" and not CORPUS.is_dir():
+            assert scenario["status"] == "skipped", scenario  # the index benches need ../shared/corpus
+            continue
+        assert scenario["status"] == "ok", f"{key}: {scenario.get('reason')}\n{scenario.get('traceback', '')}"
+        assert scenario["rows"], key
+        for row in scenario["rows"]:
+            for stat in ("median", "q1", "q3", "p5", "p95"):
+                assert isinstance(row[stat], (int, float)) and math.isfinite(row[stat]), (key, row)
+            assert row["p5"] <= row["median"] <= row["p95"], (key, row)
+            assert row["n"] >= 1 and row["unit"], (key, row)
+        for goal in scenario.get("goals", []):
+            assert goal["met"] in (True, False, None), (key, goal)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_machine_header_and_markdown_table(quick_results: tuple[dict, str, subprocess.CompletedProcess]) -> None:
+    results, markdown, _ = quick_results
+    machine = results["machine"]
+    assert machine["cores"] >= 1 and machine["cpu"] and machine["python"] and machine["os"]
+    assert results["mode"] == "quick"
+    assert f"Python {machine['python']}" in markdown
+    assert "| measure | median | IQR | p5–p95 | n | note |" in markdown
+    for scenario in results["scenarios"].values():
+        assert f"## {scenario['title']}" in markdown
+
+
+def test_bench_modules_import_without_side_effects(tmp_path: Path) -> None:
+    # Importing the bench must not start servers or write results.
+    code = (
+        "import bench, bench.stats, bench.report, bench.docgen, bench.contenders, bench.fast_server, "
+        "bench.scenarios.latency, bench.scenarios.cache, bench.scenarios.imports, bench.scenarios.render, "
+        "bench.scenarios.batch, bench.scenarios.memory, bench.scenarios.index\n"
+        "import threading; assert threading.active_count() == 1, threading.enumerate()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.iterdir()) == []
