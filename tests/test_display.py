@@ -192,12 +192,12 @@ def test_documents_show_each_document() -> None:
 def test_answer_views() -> None:
     bundle = display.mimebundle(answer())
     plain = bundle["text/plain"]
-    assert plain.startswith("Pick a region **close** to your code.")
+    assert plain.startswith("Answer to 'Which region?' (extractive)\n\nPick a region **close** to your code.")
     assert plain.endswith(
         "References:\n 1. https://docs.example.dev/storage/buckets\n 2. https://docs.example.dev/keys/restrict"
     )
     markdown = bundle["text/markdown"]
-    assert "*Extractive answer from the offline index" in markdown
+    assert markdown.startswith("**Answer** to *Which region?* · *extractive*\n\nPick a region **close**")
     assert "1. [https://docs.example.dev/storage/buckets](https://docs.example.dev/storage/buckets)" in markdown
     html = bundle["text/html"]
     assert "<strong>close</strong>" in html and ">extractive</span>" in html

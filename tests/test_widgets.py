@@ -218,7 +218,7 @@ def test_answer_view_renders_the_answer_and_opens_references(client: DevKnowClie
 def test_extractive_answers_are_labelled() -> None:
     view = AnswerView(Answer("Quoted **passage**.", [BUCKETS], "q", extractive=True))
     assert ">extractive</span>" in view.html.value and "<strong>passage</strong>" in view.html.value
-    assert "passages quoted, not generated" in view.html.value
+    assert 'title="Extractive answer from the offline index: passages quoted, not generated."' in view.html.value
 
 
 def test_views_have_cheap_reprs() -> None:

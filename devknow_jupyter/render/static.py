@@ -94,8 +94,9 @@ def info_summary(info: ResultInfo | None) -> list[str]:
             except ValueError:
                 host = ""
         parts.append(f"{info.backend} ({host})" if host else info.backend)
-    if info.elapsed:
-        parts.append(f"{info.elapsed * 1000:.0f} ms" if info.elapsed < 1 else f"{info.elapsed:.2f} s")
+    if info.elapsed > 0:
+        ms = info.elapsed * 1000
+        parts.append("<1 ms" if ms < 1 else f"{ms:.0f} ms" if ms < 1000 else f"{info.elapsed:.2f} s")
     if info.from_cache:
         parts.append("from cache")
     return parts
@@ -392,12 +393,18 @@ def answer_html(answer: Answer, *, max_chars: int | None = None) -> str:
 
 
 def answer_markdown(answer: Answer, *, max_chars: int | None = None) -> str:
-    """The answer as safe Markdown, then numbered references."""
+    """The answer as safe Markdown: a header line (question, "extractive", provenance), the answer, references."""
     from ..models import name_to_uri
 
-    lines = [safe_markdown(answer.answer_text, max_chars=max_chars).strip()]
-    if answer.extractive:
-        lines += ["", f"*{EXTRACTIVE_NOTE}*"]
+    head = "**Answer**"
+    if answer.query:
+        head += f" to *{escape_markdown(answer.query)}*"
+    extra = (["*extractive*"] if answer.extractive else []) + [escape_markdown(p) for p in info_summary(answer.info)]
+    if extra:
+        head += " · " + " · ".join(extra)
+    lines = [head, ""]
+    lines += [f"> {escape_markdown(notice)}\n" for notice in answer.info.notices]
+    lines.append(safe_markdown(answer.answer_text, max_chars=max_chars).strip())
     if answer.references:
         lines += ["", "**References**", ""]
         lines += [f"{i}. {_md_link(name_to_uri(ref), name_to_uri(ref))}" for i, ref in enumerate(answer.references, 1)]
@@ -405,15 +412,17 @@ def answer_markdown(answer: Answer, *, max_chars: int | None = None) -> str:
 
 
 def answer_plain(answer: Answer, *, max_chars: int = 2000) -> str:
-    """The answer for a terminal: its text, then numbered reference URLs."""
+    """The answer for a terminal: a header line, its text, then numbered reference URLs."""
     from ..models import name_to_uri
 
+    head = "Answer" + (f" to {answer.query!r}" if answer.query else "")
+    extra = (["extractive"] if answer.extractive else []) + info_summary(answer.info)
+    if extra:
+        head += f" ({', '.join(extra)})"
     body, left = _clip(answer.answer_text.strip(), max_chars)
-    lines = [body]
+    lines = [head, *(f"Note: {notice}" for notice in answer.info.notices), "", body]
     if left:
         lines.append(f"… {left:,} more characters (.answer_text has them all)")
-    if answer.extractive:
-        lines += ["", f"({EXTRACTIVE_NOTE})"]
     if answer.references:
         lines += ["", "References:"]
         lines += [f"{i:>2}. {name_to_uri(ref)}" for i, ref in enumerate(answer.references, 1)]

@@ -69,17 +69,20 @@ CSS = f"""
 .devknow-hit {{ padding: 0.5em 0; border-bottom: 1px solid {_BORDER}; }}
 .devknow-hit-widget {{ border-bottom: 1px solid {_BORDER}; padding-bottom: 0.4em; margin-bottom: 0.2em; }}
 .devknow-hit-widget .devknow-hit {{ border-bottom: none; }}
+.devknow-opened:not(:empty) {{ border-left: 3px solid var(--jp-brand-color1, #2f8fc4); padding-left: 0.8em;
+  margin: 0.3em 0 0.5em 0.2em; }}
 .devknow-hit-title {{ font-size: 1.08em; font-weight: 600; }}
 .devknow-meta {{ color: {_MUTED}; font-family: {_CODE_FONT}; font-size: 0.8em; }}
 .devknow-chunk {{ margin-top: 0.3em; }}
-.devknow-chunk h1, .devknow-chunk h2, .devknow-chunk h3, .devknow-chunk h4, .devknow-chunk h5,
-.devknow-chunk h6 {{ font-size: 1em; }}
 .devknow-doc-title {{ font-size: 1.3em; font-weight: 600; margin: 0.2em 0; }}
 .devknow-description {{ color: {_MUTED}; margin: 0.1em 0 0.4em 0; }}
 .devknow-body h1 {{ font-size: 1.5em; }} .devknow-body h2 {{ font-size: 1.3em; }}
 .devknow-body h3 {{ font-size: 1.15em; }} .devknow-body h4, .devknow-body h5, .devknow-body h6 {{ font-size: 1em; }}
 .devknow-body h1, .devknow-body h2, .devknow-body h3, .devknow-body h4, .devknow-body h5, .devknow-body h6 {{
   font-weight: 600; line-height: 1.3; margin: 1em 0 0.4em 0; }}
+.devknow-chunk.devknow-body h1, .devknow-chunk.devknow-body h2, .devknow-chunk.devknow-body h3,
+.devknow-chunk.devknow-body h4, .devknow-chunk.devknow-body h5, .devknow-chunk.devknow-body h6 {{ font-size: 1em;
+  margin: 0.6em 0 0.2em 0; }}
 .devknow-body p, .devknow-body ul, .devknow-body ol, .devknow-body table, .devknow-body blockquote,
 .devknow-body pre {{ margin: 0 0 0.7em 0; }}
 .devknow-body ul, .devknow-body ol {{ padding-left: 1.6em; }}

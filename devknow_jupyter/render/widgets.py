@@ -61,6 +61,12 @@ def _html(value: str) -> widgets.HTML:
     return widgets.HTML(value=value, layout=widgets.Layout(width="100%"))
 
 
+def _button(description: str, *, hidden: bool = False, **kwargs: Any) -> widgets.Button:
+    # A VBox stretches its children; keep buttons as wide as their label, on the left.
+    layout = widgets.Layout(width="auto", align_self="flex-start", display="none" if hidden else None)
+    return widgets.Button(description=description, layout=layout, **kwargs)
+
+
 def error_html(exc: BaseException) -> str:
     """One escaped line describing ``exc`` (secrets masked), for showing inside a view."""
     from ..errors import DevKnowError, redact
@@ -115,10 +121,8 @@ class DocumentView(_CheapRepr, widgets.VBox):
         self._header = header
         self._style = style
         self.html = _html("")
-        self.show_all_button = widgets.Button(
-            description="Show all",
-            tooltip=f"Render all {len(document.content):,} characters",
-            layout=widgets.Layout(width="auto", display="none"),
+        self.show_all_button = _button(
+            "Show all", hidden=True, tooltip=f"Render all {len(document.content):,} characters"
         )
         self.show_all_button.on_click(_guard(self.show_all, self._report))
         self.children = (self.html, self.show_all_button)
@@ -177,14 +181,14 @@ class DocumentToggle(_CheapRepr):
         self._opts = _options(options)
         self.view: DocumentView | None = None
         self.error: BaseException | None = None
-        self.button = widgets.Button(
-            description=label,
+        self.button = _button(
+            label,
             tooltip=f"Show {name} here" if client is not None else "No client to fetch with (built by hand)",
             icon="book",
             disabled=client is None,
-            layout=widgets.Layout(width="auto"),
         )
         self.area = widgets.VBox(layout=widgets.Layout(width="100%"))
+        self.area.add_class("devknow-opened")  # a bar on the left sets the opened page apart from the hits
         self.button.on_click(_guard(self.toggle, self._report))
 
     @property
@@ -271,7 +275,7 @@ class HitList(_CheapRepr, widgets.VBox):
         self._opts = _options(options)
         self.header = _html(_root(static.hits_header_html(results), "devknow-hits", style=True))
         self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
-        self.more_button = widgets.Button(description="Show more", layout=widgets.Layout(width="auto"))
+        self.more_button = _button("Show more")
         self.more_button.on_click(_guard(self.show_more, self._report))
         self.hit_views: list[HitView] = []
         self.children = (self.header, self.items, self.more_button)
@@ -316,7 +320,7 @@ class DocumentsView(_CheapRepr, widgets.VBox):
             head += " · " + " · ".join(html.escape(part) for part in extra)
         self.header = _html(_root(f'<div class="devknow-header">{head}</div>', style=True))
         self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
-        self.more_button = widgets.Button(description="Show more", layout=widgets.Layout(width="auto"))
+        self.more_button = _button("Show more")
         self.more_button.on_click(_guard(self.show_more, self._report))
         self.document_views: list[DocumentView] = []
         self.children = (self.header, self.items, self.more_button)
@@ -351,8 +355,6 @@ class AnswerView(_CheapRepr, widgets.VBox):
         self.answer = answer
         self.client = client if client is not None else answer._client
         inner = static.answer_header_html(answer) + static.answer_text_html(answer, max_chars=opts.max_chars or None)
-        if answer.extractive:
-            inner += f'<div class="devknow-note">{html.escape(static.EXTRACTIVE_NOTE)}</div>'
         if answer.references:
             inner += '<div class="devknow-refs">References</div>'
         self.html = _html(_root(inner, "devknow-answer", style=True))
@@ -361,8 +363,12 @@ class AnswerView(_CheapRepr, widgets.VBox):
         for number, name in enumerate(answer.references, 1):
             toggle = DocumentToggle(name, self.client, options=opts)
             self.toggles.append(toggle)
-            line = widgets.HTML(value=_root(static.reference_html(name, number)))
-            rows.append(widgets.VBox((widgets.HBox((line, toggle.button)), toggle.area)))
+            # The line keeps its natural width so the Open button sits right after it.
+            line = widgets.HTML(_root(static.reference_html(name, number)), layout=widgets.Layout(flex="0 1 auto"))
+            toggle.button.layout.flex = "0 0 auto"
+            toggle.button.layout.margin = "0 0 0 0.8em"
+            head = widgets.HBox((line, toggle.button), layout=widgets.Layout(align_items="center"))
+            rows.append(widgets.VBox((head, toggle.area), layout=widgets.Layout(width="100%")))
         self.children = tuple(rows)
 
 
