@@ -61,7 +61,7 @@ This registers the magics in this kernel. Without a key it says once that it use
 passage that matched. `-n 5` keeps at most five hits.
 
 Every hit has an **Open** button: click it to read the whole page right below the hit, without
-leaving the notebook. Click it again to fold the page away.""",
+leaving the notebook. The button then reads **Close**; click it to fold the page away again.""",
     ),
     ("py", "%devsearch -n 5 create an API key"),
     (
@@ -259,7 +259,7 @@ edits: it only re-reads changed files). The magics then find your pages next to 
 %load_ext devknow_jupyter
 %devknow --endpoint local""",
     ),
-    ("py", "%devsearch roll back a bad release"),
+    ("py", "%devsearch -n 3 roll back a bad release"),
     (
         "md",
         """\
@@ -360,8 +360,9 @@ import shutil
 remote.close()
 team.close()
 server.terminate()
-print("server exit code:", server.wait(timeout=30))
+server.wait(timeout=30)
 log.close()
+print("devknow serve stopped")
 %unload_ext devknow_jupyter
 if previous_cache_dir is None:
     del os.environ["DEVKNOW_CACHE_DIR"]
