@@ -363,11 +363,11 @@ class AnswerView(_CheapRepr, widgets.VBox):
         for number, name in enumerate(answer.references, 1):
             toggle = DocumentToggle(name, self.client, options=opts)
             self.toggles.append(toggle)
-            # The line keeps its natural width so the Open button sits right after it.
-            line = widgets.HTML(_root(static.reference_html(name, number)), layout=widgets.Layout(flex="0 1 auto"))
+            # Button first, so it lines up for every reference whatever the length of the link.
+            line = widgets.HTML(_root(static.reference_html(name, number)), layout=widgets.Layout(flex="1 1 auto"))
             toggle.button.layout.flex = "0 0 auto"
-            toggle.button.layout.margin = "0 0 0 0.8em"
-            head = widgets.HBox((line, toggle.button), layout=widgets.Layout(align_items="center"))
+            toggle.button.layout.margin = "0 0.8em 0 0"
+            head = widgets.HBox((toggle.button, line), layout=widgets.Layout(align_items="center", width="100%"))
             rows.append(widgets.VBox((head, toggle.area), layout=widgets.Layout(width="100%")))
         self.children = tuple(rows)
 
