@@ -1,0 +1,17 @@
+"""The remote backend: MCP Streamable HTTP over ``httpx`` (synchronous; no MCP SDK needed).
+
+``McpHttpBackend`` is what :class:`~devknow_jupyter.DevKnowClient` builds for an ``http(s)`` endpoint.
+``httpx`` is imported only inside this package, and no httpx type appears in a public signature, so a
+move to another HTTP library stays a change to this package alone.
+
+Modules: ``mcp_http`` (the backend: eras, sessions, exchanges), ``sse`` (reading one reply from an
+event stream), ``wire`` (versions, headers and envelopes), ``replies`` (results and error mapping),
+``retry`` (when to retry and how long to wait).
+"""
+
+from __future__ import annotations
+
+from .mcp_http import McpHttpBackend
+from .retry import RetryPolicy
+
+__all__ = ["McpHttpBackend", "RetryPolicy"]

@@ -1,0 +1,633 @@
+"""``McpHttpBackend``: the Developer Knowledge tools over MCP Streamable HTTP, on one ``httpx.Client``.
+
+Layers, bottom up (each a method group below):
+
+1. ``_post``: one HTTP exchange. Same-origin 307/308 redirects, a JSON or SSE reply, server pings
+   answered, Ctrl-C turned into a cancel.
+2. ``_roundtrip``: retries. Connect errors, 502/503/504 and (for search/get only) 429, with capped
+   backoff and ``Retry-After``; one re-send when an event stream ends without our reply.
+3. ``_rpc``: the era. Discovered once (``server/discover`` first, ``initialize`` when the server is of
+   the handshake era), then every request gets its era's envelope; an expired session is renewed once.
+4. ``call_tool`` / ``list_tools`` / ``close``: the :class:`~devknow_jupyter.backend.Backend` contract.
+
+The protocol rules come from ``shared/notes/mcp-protocol.md``. The key travels only in a header; it is
+registered with :func:`~devknow_jupyter.errors.register_secret` so no message can show it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+
+from .._version import __version__
+from ..errors import ConfigurationError, DevKnowError, ProtocolError, RequestTimeout, TransportError, register_secret
+from . import wire
+from .replies import error_member, http_failure, rpc_failure, tool_result
+from .retry import RetryPolicy, parse_retry_after
+from .sse import read_reply
+
+__all__ = ["McpHttpBackend"]
+
+log = logging.getLogger("devknow_jupyter.transport")
+
+_ACCEPT = "application/json, text/event-stream"
+_MAX_REDIRECTS = 5
+_MAX_ERROR_BODY = 64 * 1024
+_MAX_TOOL_PAGES = 50
+#: Query parameters that hold a secret; such a URL is refused (keys go in a header, never in a URL).
+_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "access_token", "token"})
+_SECRET_HEADERS = frozenset({"x-goog-api-key", "authorization", "proxy-authorization", "cookie"})
+
+
+@dataclass(frozen=True)
+class _State:
+    """What was discovered about the server: its era, the version in use and the session (handshake era)."""
+
+    era: str | None = None
+    version: str | None = None
+    session_id: str | None = None
+
+
+@dataclass
+class _Reply:
+    """One HTTP exchange's outcome, read completely."""
+
+    status: int
+    body: Any  # the parsed JSON-RPC message (or error body), or None
+    text: str = ""  # the start of a non-JSON body, for messages
+    retry_after: float | None = None
+    session_id: str | None = None
+    ended_early: bool = False  # an event stream closed before our reply
+
+
+class _StreamEnded(Exception):
+    """Internal: the event stream ended without the reply (re-sent once by ``_roundtrip``)."""
+
+
+class McpHttpBackend:
+    """The remote backend: an MCP Streamable HTTP client for the Developer Knowledge tools.
+
+    Thread-safe: calls from several threads share one connection pool; the era is discovered (and a
+    handshake-era session opened) once, under a lock.
+
+    Args:
+        url: The MCP endpoint, e.g. ``https://developerknowledge.googleapis.com/mcp``.
+        api_key: Sent in ``X-Goog-Api-Key`` on every request (never in the URL).
+        access_token: An OAuth token, sent as ``Authorization: Bearer``.
+        timeout: Seconds to wait for data from the server (the read timeout).
+        connect_timeout: Seconds to wait for a connection.
+        headers: Extra headers for every request.
+        http_transport: An ``httpx`` transport (tests, custom proxies). Environment proxies and
+            ``SSL_CERT_FILE`` apply only without one, as httpx does.
+        backoff: Seconds before the first retry (doubling, with jitter, capped).
+        retry: A full :class:`~devknow_jupyter.transport.retry.RetryPolicy` instead of ``backoff``.
+        modern_versions: The modern protocol versions to offer, most preferred first.
+    """
+
+    kind = "remote"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: str | None = None,
+        access_token: str | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        headers: dict[str, str] | None = None,
+        http_transport: Any = None,
+        backoff: float = 0.5,
+        retry: RetryPolicy | None = None,
+        modern_versions: tuple[str, ...] | list[str] | None = None,
+    ) -> None:
+        _check_url(url)
+        self.endpoint = url
+        self._url = url
+        self._api_key = api_key or None
+        self._access_token = access_token or None
+        register_secret(self._api_key)
+        register_secret(self._access_token)
+        self.timeout = float(timeout)
+        self.connect_timeout = float(connect_timeout)
+        self.retry = retry or RetryPolicy(base=backoff)
+        self._modern_versions = tuple(modern_versions or wire.MODERN_VERSIONS)
+        default_headers = {"User-Agent": f"devknow-jupyter/{__version__} httpx/{httpx.__version__}"}
+        for name, value in (headers or {}).items():
+            if name.lower() in _SECRET_HEADERS:
+                register_secret(value.split(" ", 1)[-1])
+                register_secret(value)
+            default_headers[name] = value
+        self._user_credentials = any(name.lower() in _SECRET_HEADERS for name in headers or {})
+        if self._api_key:
+            default_headers["X-Goog-Api-Key"] = self._api_key
+        if self._access_token:
+            default_headers["Authorization"] = f"Bearer {self._access_token}"
+        self._http = httpx.Client(
+            headers=default_headers,
+            timeout=httpx.Timeout(
+                connect=self.connect_timeout, read=self.timeout, write=self.timeout, pool=self.timeout
+            ),
+            follow_redirects=False,  # followed by hand: same origin only, so the key never leaves it
+            transport=http_transport,
+        )
+        self._ids = itertools.count(1)
+        self._ids_lock = threading.Lock()
+        self._connect_lock = threading.RLock()
+        self._tools_lock = threading.Lock()
+        self._state = _State()
+        self._tools: list[dict[str, Any]] | None = None
+        self._tools_expire: float | None = None
+        self._closed = False
+
+    # -- introspection ----------------------------------------------------------------------------
+
+    @property
+    def era(self) -> str | None:
+        """``"modern"`` (2026-07-28, no session) or ``"handshake"`` (initialize + session); None until known."""
+        return self._state.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version in use, once discovered."""
+        return self._state.version
+
+    @property
+    def session_id(self) -> str | None:
+        """The handshake-era session id, if the server issued one (for diagnostics and tests; not a secret
+        of the user's, but not shown anywhere either)."""
+        return self._state.session_id
+
+    def __repr__(self) -> str:
+        era = f" era={self.era} version={self.protocol_version}" if self.era else ""
+        return f"<McpHttpBackend endpoint={self.endpoint!r}{era}{' closed' if self._closed else ''}>"
+
+    # -- the Backend contract ---------------------------------------------------------------------
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call tool ``name`` and return its structured result, or raise a ``DevKnowError``."""
+        params = {"name": name, "arguments": dict(arguments or {})}
+        result = self._rpc("tools/call", params, tool=name, extra=lambda: self._param_headers(name, params))
+        return tool_result(result, tool=name)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The server's tools (``tools/list``, all pages), cached for this backend's life.
+
+        A positive ``ttlMs`` hint from a modern server bounds the cache. Tools whose ``x-mcp-header``
+        annotations are invalid are dropped, as the spec asks.
+        """
+        with self._tools_lock:
+            fresh = self._tools_expire is None or time.monotonic() < self._tools_expire
+            if self._tools is not None and fresh:
+                return [dict(tool) for tool in self._tools]
+            tools: list[dict[str, Any]] = []
+            params: dict[str, Any] = {}
+            result: dict[str, Any] = {}
+            for _ in range(_MAX_TOOL_PAGES):
+                result = self._rpc("tools/list", params)
+                page = result.get("tools") if isinstance(result, dict) else None
+                if not isinstance(page, list):
+                    raise ProtocolError("tools/list: the result has no list of tools.")
+                tools.extend(tool for tool in page if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+                cursor = result.get("nextCursor")
+                if not cursor:
+                    break
+                params = {"cursor": cursor}
+            tools = [tool for tool in tools if wire.param_headers(tool.get("inputSchema"), {}) is not None]
+            ttl = result.get("ttlMs")
+            ttl_ok = isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0
+            self._tools_expire = time.monotonic() + ttl / 1000 if ttl_ok else None
+            self._tools = tools
+            return [dict(tool) for tool in tools]
+
+    def close(self) -> None:
+        """End the session (handshake era: ``DELETE`` with its id) and close the connections. Idempotent."""
+        with self._connect_lock:
+            if self._closed:
+                return
+            self._closed = True
+            state, self._state = self._state, _State()
+        try:
+            if state.era == "handshake" and state.session_id is not None:
+                try:
+                    self._http.delete(
+                        self._url,
+                        headers=wire.handshake_headers(state.version, state.session_id),
+                        timeout=httpx.Timeout(min(5.0, self.timeout), connect=min(5.0, self.connect_timeout)),
+                    )
+                except httpx.HTTPError as exc:  # the session times out on its own; nothing to do
+                    log.debug("DELETE of the session failed: %s", type(exc).__name__)
+        finally:
+            self._http.close()
+
+    def __enter__(self) -> McpHttpBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- layer 3: eras, sessions ------------------------------------------------------------------
+
+    def _rpc(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        tool: str | None = None,
+        extra: Callable[[], dict[str, str]] | None = None,
+    ) -> Any:
+        """Send one request in the server's era and return its ``result``, or raise the mapped error."""
+        if self._closed:
+            raise ConfigurationError("This connection to the MCP server is closed; create a new client.")
+        state = self._connected()
+        renewed = reprobed = False
+        while True:
+            headers = extra() if extra is not None and state.era == "modern" else {}
+            reply = self._roundtrip(state, method, params, tool=tool, headers=headers)
+            if reply.status == 404 and state.era == "handshake" and state.session_id is not None:
+                if renewed:
+                    raise ProtocolError(f"{self.endpoint} lost the MCP session again right after a new one started.")
+                log.debug("session expired (404); initializing again")
+                state, renewed = self._renew(state), True
+                continue
+            error = error_member(reply.body)
+            if state.era == "modern" and error and error.get("code") == wire.UNSUPPORTED_VERSION and not reprobed:
+                state, reprobed = self._rediscover(state), True  # the server changed its versions
+                continue
+            return self._result(reply, method, tool)
+
+    def _connected(self) -> _State:
+        state = self._state
+        if state.era is not None:
+            return state
+        with self._connect_lock:
+            if self._state.era is None:
+                self._state = self._discover()
+                log.debug("era %s, version %s", self._state.era, self._state.version)
+            return self._state
+
+    def _renew(self, stale: _State) -> _State:
+        with self._connect_lock:
+            if self._state == stale:  # not renewed meanwhile by another thread
+                self._state = _State()
+                self._state = self._initialize()
+            return self._connected()
+
+    def _rediscover(self, stale: _State) -> _State:
+        with self._connect_lock:
+            if self._state == stale:
+                self._state = _State()
+            return self._connected()
+
+    def _discover(self) -> _State:
+        """Find the server's era the spec's way: a modern ``server/discover`` first, else ``initialize``.
+
+        Only a well-formed MCP answer is an era verdict: 401/403/429/5xx and network errors raise.
+        """
+        tried: list[str] = []
+        version = self._modern_versions[0]
+        while True:
+            tried.append(version)
+            reply = self._roundtrip(_State("modern", version), "server/discover", {}, tool=None)
+            error = error_member(reply.body)
+            if reply.status < 300 and isinstance(reply.body, dict) and isinstance(reply.body.get("result"), dict):
+                supported = reply.body["result"].get("supportedVersions") or [version]
+                mutual = [v for v in self._modern_versions if v in supported]
+                if mutual:
+                    return _State("modern", version if version in mutual else mutual[0])
+                return self._initialize()  # a discover-answering server that offers only handshake versions
+            if reply.status in (401, 403, 429) or reply.status >= 500 or 300 <= reply.status < 400:
+                raise self._failure(reply, "server/discover", None)
+            code = error.get("code") if error else None
+            if code == wire.UNSUPPORTED_VERSION:
+                data = error.get("data") if isinstance(error.get("data"), dict) else {}
+                supported = [v for v in data.get("supported") or [] if isinstance(v, str)]
+                mutual = [v for v in self._modern_versions if v in supported and v not in tried]
+                if mutual:
+                    version = mutual[0]
+                    continue
+                if supported and not any(v in wire.KNOWN_HANDSHAKE_VERSIONS for v in supported):
+                    raise ProtocolError(
+                        f"{self.endpoint} speaks MCP {', '.join(supported)} only; this client speaks "
+                        f"{', '.join((*self._modern_versions, *wire.HANDSHAKE_VERSIONS))}. Update devknow-jupyter."
+                    )
+            elif code in (wire.HEADER_MISMATCH, -32021) and reply.status == 400:
+                raise ProtocolError(f"{self.endpoint} refused our request envelope: {error.get('message')}")
+            return self._initialize()  # 400 "Unsupported protocol version", 404/-32601, 405, …: handshake era
+
+    def _initialize(self) -> _State:
+        """The handshake: ``initialize`` (no session, no version header), then ``notifications/initialized``."""
+        reply = self._roundtrip(_State("handshake"), "initialize", wire.initialize_params(), tool=None)
+        result = self._result(reply, "initialize", None)
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        state = _State("handshake", version, reply.session_id)
+        if version not in wire.HANDSHAKE_VERSIONS:
+            self._end_session(state)
+            raise ProtocolError(
+                f"{self.endpoint} chose MCP version {version!r}, which this client does not speak "
+                f"({', '.join(wire.HANDSHAKE_VERSIONS)})."
+            )
+        notified = self._roundtrip(state, "notifications/initialized", None, tool=None, notify=True)
+        if notified.status >= 300:
+            raise self._failure(notified, "notifications/initialized", None)
+        return state
+
+    def _end_session(self, state: _State) -> None:
+        if state.session_id is None:
+            return
+        try:
+            self._http.delete(self._url, headers=wire.handshake_headers(state.version, state.session_id))
+        except httpx.HTTPError:
+            pass
+
+    def _result(self, reply: _Reply, method: str, tool: str | None) -> Any:
+        if reply.status >= 300:
+            raise self._failure(reply, method, tool)
+        body = reply.body
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+            raise ProtocolError(f"{method}: the reply is not a JSON-RPC 2.0 message.")
+        if isinstance(body.get("error"), dict):
+            raise rpc_failure(body["error"], tool=tool, method=method)
+        if "result" not in body:
+            raise ProtocolError(f"{method}: the reply has neither a result nor an error.")
+        return body["result"]
+
+    def _failure(self, reply: _Reply, method: str, tool: str | None) -> DevKnowError:
+        return http_failure(
+            reply.status,
+            reply.body,
+            text=reply.text,
+            retry_after=reply.retry_after,
+            endpoint=self.endpoint,
+            method=method,
+            tool=tool,
+            credentials=self._credentials(),
+        )
+
+    def _credentials(self) -> str | None:
+        """What credentials were sent and where they came from, for auth messages (never the secret)."""
+        if self._access_token:
+            return "the access token"
+        if self._api_key:
+            for variable in ("DEVKNOW_API_KEY", "GOOGLE_API_KEY"):
+                if os.environ.get(variable, "").strip() == self._api_key:
+                    return f"the API key from {variable}"
+            return "the API key passed as api_key="
+        return "the credentials in headers=" if self._user_credentials else None
+
+    def _param_headers(self, name: str, params: dict[str, Any]) -> dict[str, str]:
+        # Mcp-Param-* mirrors need the tool's schema; use it when the tool list is at hand.
+        for tool in self._tools or ():
+            if tool.get("name") == name:
+                return wire.param_headers(tool.get("inputSchema"), params["arguments"]) or {}
+        return {}
+
+    # -- layer 2: envelopes and retries ------------------------------------------------------------
+
+    def _next_id(self) -> int:
+        with self._ids_lock:
+            return next(self._ids)
+
+    def _envelope(
+        self, state: _State, method: str, params: dict[str, Any] | None, *, notify: bool
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        if state.era == "modern":
+            assert state.version is not None
+            name = params.get("name") if method == "tools/call" and params else None
+            body = wire.modern_params(state.version, params)
+            headers = wire.modern_headers(state.version, method, name)
+        else:
+            body = params
+            headers = wire.handshake_headers(state.version, state.session_id)
+        if notify:
+            return wire.notification(method, body), headers
+        return wire.request(self._next_id(), method, body), headers
+
+    def _roundtrip(
+        self,
+        state: _State,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        tool: str | None,
+        headers: dict[str, str] | None = None,
+        notify: bool = False,
+    ) -> _Reply:
+        """One request with retries: returns the final reply (any status) or raises a transport error."""
+        attempt = 1
+        resent = False
+        while True:
+            message, envelope_headers = self._envelope(state, method, params, notify=notify)
+            try:
+                reply = self._post(message, {**envelope_headers, **(headers or {})}, state=state)
+            except _StreamEnded:
+                if resent:
+                    raise ProtocolError(
+                        f"{self.endpoint}: the event stream for {method} ended twice without the reply."
+                    ) from None
+                resent = True  # every call we make is idempotent, so sending it again is safe
+                log.debug("event stream ended early; sending %s again", method)
+                continue
+            except httpx.HTTPError as exc:
+                if _retryable(exc) and self.retry.may_retry(attempt):
+                    self._wait(self.retry.delay(attempt))
+                    attempt += 1
+                    continue
+                raise self._transport_error(exc) from exc
+            if reply.status >= 300 and self.retry.retries_status(reply.status, tool) and self.retry.may_retry(attempt):
+                delay = self.retry.delay(attempt, reply.retry_after)
+                if delay is not None:
+                    log.debug("HTTP %s for %s; retrying in %.2f s", reply.status, method, delay)
+                    self._wait(delay)
+                    attempt += 1
+                    continue
+            return reply
+
+    @staticmethod
+    def _wait(seconds: float | None) -> None:
+        if seconds:
+            time.sleep(seconds)  # interruptible: Ctrl-C during a backoff stops the call
+
+    # -- layer 1: one HTTP exchange ----------------------------------------------------------------
+
+    def _post(self, message: dict[str, Any], headers: dict[str, str], *, state: _State) -> _Reply:
+        """POST one JSON-RPC message and read the reply completely (following same-origin redirects)."""
+        request_id = message.get("id")
+        url = self._url
+        all_headers = {"Content-Type": "application/json", "Accept": _ACCEPT, **headers}
+        content = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        response: httpx.Response | None = None
+        try:
+            for _ in range(_MAX_REDIRECTS + 1):
+                request = self._http.build_request("POST", url, content=content, headers=all_headers)
+                response = self._http.send(request, stream=True)
+                if response.status_code in (307, 308) and response.headers.get("location"):
+                    target = response.url.join(response.headers["location"])
+                    response.close()
+                    if (target.scheme, target.host, target.port) != (
+                        request.url.scheme,
+                        request.url.host,
+                        request.url.port,
+                    ):
+                        raise TransportError(
+                            f"{self.endpoint} redirected to another site ({target.scheme}://{target.host}); "
+                            "not followed, so that the key is not sent there. Use the final URL as the endpoint."
+                        )
+                    url = str(target)
+                    continue
+                return self._read(response, request_id, state)
+            raise ProtocolError(f"{self.endpoint} redirected more than {_MAX_REDIRECTS} times.")
+        except KeyboardInterrupt:
+            if response is not None:
+                response.close()
+            if request_id is not None and state.era == "handshake" and message.get("method") != "initialize":
+                self._cancel(request_id, state)
+            raise
+        finally:
+            if response is not None:
+                response.close()
+
+    def _read(self, response: httpx.Response, request_id: Any, state: _State) -> _Reply:
+        status = response.status_code
+        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        reply = _Reply(
+            status,
+            None,
+            retry_after=parse_retry_after(response.headers.get("retry-after")),
+            session_id=response.headers.get(wire.SESSION_HEADER),
+        )
+        log.debug("%s %s -> %s %s", response.request.method, request_id, status, content_type or "-")
+        if status >= 300 or request_id is None or status == 202 or content_type != "text/event-stream":
+            raw = _read_capped(response, None if status < 300 else _MAX_ERROR_BODY)
+            if status < 300 and request_id is not None:
+                if status == 202 or not raw:
+                    raise ProtocolError(f"{self.endpoint} sent no reply to a request (HTTP {status}).")
+                if content_type != "application/json":
+                    raise ProtocolError(
+                        f"{self.endpoint} replied with {content_type or 'no content type'}, "
+                        "not JSON or an event stream."
+                    )
+            try:
+                reply.body = json.loads(raw) if raw else None
+            except ValueError:
+                if status < 300 and request_id is not None:
+                    raise ProtocolError(f"{self.endpoint} sent a reply that is not valid JSON.") from None
+                reply.text = raw[:300].decode("utf-8", "replace")
+            if status < 300 and request_id is not None:
+                self._check_id(reply.body, request_id)
+            return reply
+        reply.body = read_reply(response, request_id, lambda req: self._answer(req, state))
+        if reply.body is None:
+            raise _StreamEnded()
+        return reply
+
+    def _check_id(self, body: Any, request_id: Any) -> None:
+        if not isinstance(body, dict):
+            raise ProtocolError(f"{self.endpoint} sent a reply that is not a JSON-RPC object.")
+        if body.get("id") != request_id and not (body.get("id") is None and "error" in body):
+            raise ProtocolError(f"{self.endpoint} answered another request (id {body.get('id')!r}).")
+
+    def _answer(self, request: dict[str, Any], state: _State) -> None:
+        """Reply to a request the server sent on our stream: ``ping`` gets ``{}``, anything else -32601."""
+        if request.get("method") == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"], "result": {}}
+        else:
+            error = {"code": wire.METHOD_NOT_FOUND, "message": f"Method not supported: {request.get('method')}"}
+            reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
+        self._post_quietly(reply, state)
+
+    def _cancel(self, request_id: Any, state: _State) -> None:
+        """Tell a handshake-era server we gave up on ``request_id`` (best effort, never raises)."""
+        params = {"requestId": request_id, "reason": "interrupted"}
+        self._post_quietly(wire.notification("notifications/cancelled", params), state)
+
+    def _post_quietly(self, message: dict[str, Any], state: _State) -> None:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": _ACCEPT,
+            **wire.handshake_headers(state.version, state.session_id),
+        }
+        try:
+            self._http.post(self._url, json=message, headers=headers, timeout=min(2.0, self.timeout))
+        except httpx.HTTPError as exc:
+            log.debug("could not post %s: %s", message.get("method", "a reply"), type(exc).__name__)
+
+    def _transport_error(self, exc: httpx.HTTPError) -> TransportError:
+        """A short, useful message for an httpx failure (which never carries our headers)."""
+        host = urlsplit(self._url).netloc
+        reason = _reason(exc)
+        if isinstance(exc, httpx.ConnectTimeout):
+            return TransportError(f"Could not connect to {host} within {self.connect_timeout:g} s.{_proxy_note()}")
+        if isinstance(exc, httpx.TimeoutException):
+            return RequestTimeout(f"No reply from {host} within {self.timeout:g} s.")
+        if isinstance(exc, httpx.ProxyError):
+            return TransportError(
+                f"The proxy would not connect us to {host} ({reason}); check HTTPS_PROXY, HTTP_PROXY and NO_PROXY."
+            )
+        if _is_tls(exc):
+            return TransportError(
+                f"The TLS connection to {host} failed ({reason}). Behind a corporate proxy or CA, set "
+                "SSL_CERT_FILE to its certificate bundle (and HTTPS_PROXY to the proxy)."
+            )
+        if isinstance(exc, httpx.ConnectError):
+            return TransportError(f"Could not connect to {host} ({reason}).{_proxy_note()}")
+        return TransportError(f"The connection to {host} failed ({reason}).")
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    secret_query = any(key.lower() in _SECRET_PARAMS for key, _ in parse_qsl(parts.query))
+    if parts.password or secret_query:
+        raise ConfigurationError(
+            "The endpoint URL holds a credential; pass it as api_key= (sent in a header) instead.",
+            hint="Keys in URLs end up in logs and proxies.",
+        )
+
+
+def _read_capped(response: httpx.Response, cap: int | None) -> bytes:
+    if cap is None:
+        return response.read()
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= cap:
+            break
+    return b"".join(chunks)[:cap]
+
+
+def _retryable(exc: httpx.HTTPError) -> bool:
+    """Connection failures that happened before the request went out (and are not TLS verdicts)."""
+    return isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)) and not _is_tls(exc)
+
+
+def _is_tls(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            break
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc)
+    return "SSL" in text or "CERTIFICATE" in text.upper()
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:159] + "…"
+
+
+def _proxy_note() -> str:
+    names = [n for n in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY") if os.environ.get(n) or os.environ.get(n.lower())]
+    return f" A proxy is configured ({', '.join(names)}); check it and NO_PROXY." if names else ""

@@ -1,0 +1,72 @@
+"""When to try a request again, and how long to wait first.
+
+Only failures that are safe and likely to pass are retried: a connection that never opened, a
+502/503/504 from a front end, and a 429 on the two tools whose quota is generous
+(``search_documents``, ``get_documents``). ``answer_query``'s quota must surface at once so the caller
+can fall back to search. 400/401/403 are never retried: asking again gives the same answer.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+__all__ = ["RETRY_STATUSES", "RetryPolicy", "parse_retry_after"]
+
+#: HTTP statuses a front end sends for a passing overload or restart.
+RETRY_STATUSES = frozenset({502, 503, 504})
+#: Tools whose 429 is retried (their quota is large; a burst of parallel batches can trip it briefly).
+RETRY_429_TOOLS = frozenset({"search_documents", "get_documents"})
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (a number or an HTTP date), or None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+@dataclass
+class RetryPolicy:
+    """Capped exponential backoff with jitter, for at most ``attempts`` tries in all.
+
+    Attributes:
+        attempts: Tries in all, the first included.
+        base: Seconds before the first retry (doubled each time, times a random factor in [0.5, 1]).
+        cap: Longest wait between two tries, in seconds.
+        max_retry_after: The longest ``Retry-After`` we wait for; a longer one ends the retries at once.
+    """
+
+    attempts: int = 3
+    base: float = 0.5
+    cap: float = 8.0
+    max_retry_after: float = 10.0
+
+    def may_retry(self, attempt: int) -> bool:
+        """Whether a try numbered ``attempt`` (1 for the first) may be followed by another."""
+        return attempt < self.attempts
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float | None:
+        """Seconds to wait after failed try ``attempt``, or None when the server asks for too long a wait."""
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        backoff = min(self.cap, self.base * (2 ** (attempt - 1)))
+        return backoff * random.uniform(0.5, 1.0)
+
+    @staticmethod
+    def retries_status(status: int, tool: str | None) -> bool:
+        """Whether an HTTP ``status`` is worth another try for a call of ``tool`` (None: not a tool call)."""
+        return status in RETRY_STATUSES or (status == 429 and tool in RETRY_429_TOOLS)
