@@ -10,6 +10,14 @@ small fixture documents in ``tests/fixtures/docs``. Run it as a subprocess::
 ``--api-key`` every request must carry ``X-Goog-Api-Key`` (401 when missing, 403 when wrong);
 ``--answer-quota N`` makes answer_query report RESOURCE_EXHAUSTED after N answers; ``--log`` appends
 one JSON line per tool call (tool and arguments) so tests can count requests.
+
+Options for protocol tests (wrappers in ``tests/servers/asgi.py``): ``--era legacy|modern`` answers like a
+handshake-only or modern-only server (default: the SDK's dual era); ``--quota-shape iserror|jsonrpc|http``
+picks how the quota is reported (an ``isError`` result, a JSON-RPC error with code 429, or HTTP 429 with
+``--retry-after``); ``--fail-first N --fail-status 503`` fails the first N POSTs as a front end would;
+``--notify`` sends a progress and a log notification before each tool result (so SSE mode really streams);
+``--ping`` sends a ``ping`` request on the call's stream first (handshake era); ``--wire-log FILE`` logs every
+HTTP request; ``--tls-cert/--tls-key`` serve HTTPS.
 """
 
 from __future__ import annotations
@@ -26,9 +34,12 @@ import uvicorn
 import yaml
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from starlette.responses import JSONResponse
 
 from devknow_jupyter.tools import MAX_NAMES_PER_CALL, tool_definitions
+from tests.servers.asgi import EraGate, FailFirst, QuotaGate, WireLog
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -91,6 +102,17 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
         if log_path:
             with log_path.open("a", encoding="utf-8") as log:
                 log.write(json.dumps({"tool": params.name, "arguments": arguments}) + "\n")
+        if args.ping:
+            try:  # a server request on this call's stream; the client must answer it
+                meta = ServerMessageMetadata(related_request_id=ctx.request_id)
+                await ctx.session.send_request(types.PingRequest(), types.EmptyResult, metadata=meta)
+            except Exception:  # no back channel (modern era, stateless): nothing to ping
+                pass
+        if args.notify:
+            progress = types.ProgressNotificationParams(progress_token="devknow", progress=0.5, total=1.0)
+            await ctx.session.send_notification(types.ProgressNotification(params=progress), ctx.request_id)
+            log = types.LoggingMessageNotificationParams(level="info", logger="test", data="working\non it")
+            await ctx.session.send_notification(types.LoggingMessageNotification(params=log), ctx.request_id)
         if args.delay:
             await asyncio.sleep(args.delay)
         if params.name == "search_documents":
@@ -104,8 +126,11 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
                 return error_result(f"NOT_FOUND: document {unknown[0]} was not found")
             return text_result({"documents": [docs[name] for name in names]})
         if params.name == "answer_query":
-            if args.answer_quota is not None and answers_given >= args.answer_quota:
-                return error_result("RESOURCE_EXHAUSTED: quota exceeded for AnswerQuery requests per day")
+            if args.answer_quota is not None and answers_given >= args.answer_quota and args.quota_shape != "http":
+                message = "RESOURCE_EXHAUSTED: quota exceeded for AnswerQuery requests per day"
+                if args.quota_shape == "jsonrpc":
+                    raise MCPError(429, message, {"status": "RESOURCE_EXHAUSTED"})
+                return error_result(message)
             answers_given += 1
             hits = search(docs, str(arguments.get("query", "")), limit=2)
             if not hits:
@@ -146,6 +171,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--docs", default=str(FIXTURES))
+    parser.add_argument("--era", choices=["dual", "legacy", "modern"], default="dual")
+    parser.add_argument("--quota-shape", choices=["iserror", "jsonrpc", "http"], default="iserror")
+    parser.add_argument("--retry-after", default=None, help="Retry-After of --quota-shape http and --fail-first")
+    parser.add_argument("--fail-first", type=int, default=0)
+    parser.add_argument("--fail-status", type=int, default=503)
+    parser.add_argument("--notify", action="store_true")
+    parser.add_argument("--ping", action="store_true")
+    parser.add_argument("--wire-log", default=None)
+    parser.add_argument("--tls-cert", default=None)
+    parser.add_argument("--tls-key", default=None)
     args = parser.parse_args(argv)
     server = build_server(load_docs(Path(args.docs)), args)
     security = TransportSecuritySettings(
@@ -156,9 +191,18 @@ def main(argv: list[str] | None = None) -> None:
     app: Any = server.streamable_http_app(
         json_response=args.json, stateless_http=args.stateless, transport_security=security
     )
+    if args.era != "dual":
+        app = EraGate(app, args.era)
+    if args.quota_shape == "http" and args.answer_quota is not None:
+        app = QuotaGate(app, args.answer_quota, args.retry_after)
+    if args.fail_first:
+        app = FailFirst(app, args.fail_first, args.fail_status, args.retry_after)
     if args.api_key:
         app = KeyCheck(app, args.api_key)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    if args.wire_log:
+        app = WireLog(app, args.wire_log)
+    tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key} if args.tls_cert else {}
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", **tls)
 
 
 if __name__ == "__main__":
