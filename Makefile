@@ -37,7 +37,7 @@ browser:
 	  else echo "Chromium is missing: install Debian's chromium package to run the browser test"; fi; }
 
 lint: $(VENV)/.test-installed
-	$(PY) -m ruff check devknow_jupyter tests bench
+	$(PY) -m ruff check devknow_jupyter tests bench scripts
 
 test: $(VENV)/.test-installed browser lint
 	$(PY) -m pytest
