@@ -80,6 +80,25 @@ def test_long_lists_page_with_show_more() -> None:
     assert "7. " in html_text(view) and "Page 7" in html_text(view)
 
 
+def models(widget: Any, seen: set[str] | None = None) -> set[str]:
+    """The ids of every model a view sends to the frontend: widgets, their layouts and styles."""
+    seen = set() if seen is None else seen
+    seen.add(widget.model_id)
+    for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+        if isinstance(part, ipywidgets.Widget):
+            seen.add(part.model_id)
+    for child in getattr(widget, "children", ()):
+        models(child, seen)
+    return seen
+
+
+def test_widget_count_is_bounded_by_the_page_not_the_results() -> None:
+    small, large = HitList(many_hits(10)), HitList(many_hits(500))
+    assert len(models(small)) == len(models(large)) < 70
+    large.more_button.click()
+    assert len(large.hit_views) == 20 and len(models(large)) < 120
+
+
 def test_short_lists_have_no_show_more() -> None:
     view = HitList(many_hits(2))
     assert len(view.hit_views) == 2 and not visible(view.more_button)

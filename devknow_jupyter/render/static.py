@@ -32,9 +32,12 @@ if TYPE_CHECKING:
     from ..models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 
 __all__ = [
+    "EXTRACTIVE_NOTE",
+    "answer_header_html",
     "answer_html",
     "answer_markdown",
     "answer_plain",
+    "answer_text_html",
     "document_body_html",
     "document_header_html",
     "document_html",
@@ -53,6 +56,7 @@ __all__ = [
     "info_summary",
     "link_html",
     "page",
+    "reference_html",
     "truncation_note",
 ]
 

@@ -70,7 +70,7 @@ CSS = f"""
 .devknow-hit-widget {{ border-bottom: 1px solid {_BORDER}; padding-bottom: 0.4em; margin-bottom: 0.2em; }}
 .devknow-hit-widget .devknow-hit {{ border-bottom: none; }}
 .devknow-opened:not(:empty) {{ border-left: 3px solid var(--jp-brand-color1, #2f8fc4); padding-left: 0.8em;
-  margin: 0.3em 0 0.5em 0.2em; }}
+  margin: 0.3em 0 0.5em 0; box-sizing: border-box; }}
 .devknow-hit-title {{ font-size: 1.08em; font-weight: 600; }}
 .devknow-meta {{ color: {_MUTED}; font-family: {_CODE_FONT}; font-size: 0.8em; }}
 .devknow-chunk {{ margin-top: 0.3em; }}
