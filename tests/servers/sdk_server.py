@@ -16,6 +16,7 @@ handshake-only or modern-only server (default: the SDK's dual era); ``--quota-sh
 picks how the quota is reported (an ``isError`` result, a JSON-RPC error with code 429, or HTTP 429 with
 ``--retry-after``); ``--fail-first N --fail-status 503`` fails the first N POSTs as a front end would;
 ``--notify`` sends a progress and a log notification before each tool result (so SSE mode really streams);
+``--errors jsonrpc`` reports an unknown tool or too many names as JSON-RPC -32602 (default: ``isError``);
 ``--ping`` sends a ``ping`` request on the call's stream first (handshake era); ``--wire-log FILE`` logs every
 HTTP request; ``--tls-cert/--tls-key`` serve HTTPS.
 """
@@ -93,6 +94,12 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
     def error_result(message: str) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
+    def bad_params(message: str) -> types.CallToolResult:
+        # --errors jsonrpc: invalid arguments and unknown tools as JSON-RPC -32602 (the spec's shape).
+        if args.errors == "jsonrpc":
+            raise MCPError(-32602, message)
+        return error_result(message)
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tool_definitions()])
 
@@ -113,14 +120,14 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
             await ctx.session.send_notification(types.ProgressNotification(params=progress), ctx.request_id)
             log = types.LoggingMessageNotificationParams(level="info", logger="test", data="working\non it")
             await ctx.session.send_notification(types.LoggingMessageNotification(params=log), ctx.request_id)
-        if args.delay:
+        if args.delay and args.delay_only in (None, params.name):
             await asyncio.sleep(args.delay)
         if params.name == "search_documents":
             return text_result({"results": search(docs, str(arguments.get("query", "")))})
         if params.name == "get_documents":
             names = list(arguments.get("names") or [])
             if len(names) > MAX_NAMES_PER_CALL:
-                return error_result(f"INVALID_ARGUMENT: at most {MAX_NAMES_PER_CALL} names per call")
+                return bad_params(f"INVALID_ARGUMENT: at most {MAX_NAMES_PER_CALL} names per call")
             unknown = [name for name in names if name not in docs]
             if unknown:
                 return error_result(f"NOT_FOUND: document {unknown[0]} was not found")
@@ -137,7 +144,7 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
                 return text_result({"answerText": "The documentation does not say.", "references": []})
             text = " ".join(hit["content"].split("\n\n", 1)[-1] for hit in hits)
             return text_result({"answerText": text, "references": list(dict.fromkeys(h["parent"] for h in hits))})
-        return error_result(f"Unknown tool: {params.name}")
+        return bad_params(f"Unknown tool: {params.name}")
 
     return Server("devknow-test-server", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -171,11 +178,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--docs", default=str(FIXTURES))
+    parser.add_argument("--delay-only", default=None, help="apply --delay to this tool only")
     parser.add_argument("--era", choices=["dual", "legacy", "modern"], default="dual")
     parser.add_argument("--quota-shape", choices=["iserror", "jsonrpc", "http"], default="iserror")
     parser.add_argument("--retry-after", default=None, help="Retry-After of --quota-shape http and --fail-first")
     parser.add_argument("--fail-first", type=int, default=0)
     parser.add_argument("--fail-status", type=int, default=503)
+    parser.add_argument("--errors", choices=["iserror", "jsonrpc"], default="iserror")
     parser.add_argument("--notify", action="store_true")
     parser.add_argument("--ping", action="store_true")
     parser.add_argument("--wire-log", default=None)
