@@ -4,6 +4,7 @@ The framing (CR, LF and CRLF line ends, comments, multi-line ``data:``) is httpx
 it this module applies MCP's rules (``shared/notes/mcp-protocol.md`` §4): skip priming events (empty
 data) and notifications, hand server requests (``ping``) to a callback, and stop at the response
 whose id is ours. Events may be large: 20 whole pages easily pass 1 MiB, so the cap is far higher.
+(httpx-sse holds back a chunk's final bare CR until it sees whether LF follows; servers use CRLF or LF.)
 """
 
 from __future__ import annotations

@@ -67,6 +67,7 @@ class ScriptedServer:
             port=self.port,
             log_level="warning",
             lifespan="off",
+            interface="asgi3",
             timeout_graceful_shutdown=1,
             **uvicorn_options,
         )
