@@ -99,7 +99,7 @@ def run(ctx: Context) -> dict[str, Any]:
         raise Unavailable(f"devknow_jupyter does not import: {exc}") from exc
     script = ctx.tmp / "import_probe.py"
     script.write_text(PROBE, encoding="utf-8")
-    reps = ctx.reps(12, 2)
+    reps = ctx.reps(8, 2)
     samples: dict[str, list[float]] = {probe: [] for probe in PROBES}
     modules: dict[str, int] = {}
     for index in range(reps):

@@ -90,8 +90,8 @@ def _cell(server: str, mode: str, url: str, rounds: int, budget: float) -> tuple
 def run(ctx: Context) -> dict[str, Any]:
     """All servers × reply modes × tools × contenders."""
     _check_transport()
-    rounds = ctx.reps(150, 12)
-    budget = 6.0 if not ctx.quick else 1.0
+    rounds = ctx.reps(120, 12)
+    budget = 4.0 if not ctx.quick else 1.0
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     for server in ("fast", "sdk"):

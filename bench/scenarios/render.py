@@ -66,7 +66,7 @@ def run(ctx: Context) -> dict[str, Any]:
         return render
 
     it = MarkdownIt("commonmark").enable("table")
-    reps = ctx.reps(7, 2)
+    reps = ctx.reps(5, 2)
     render_markdown(text[:20_000], base_url=BASE, max_chars=None)  # first-use imports and set-up, not measured
     it.render(text[:20_000])
     from devknow_jupyter.display import options
@@ -112,7 +112,7 @@ def run(ctx: Context) -> dict[str, Any]:
 
 def _widgets(ctx: Context, display: Any, rows: list[dict[str, Any]], notes: list[str]) -> None:
     """The hit list for 20 hits: the widget alone, and the whole display bundle (static views + widget)."""
-    reps = ctx.reps(20, 3)
+    reps = ctx.reps(10, 3)
     settings = {"page_size": 20, "widgets_outside_kernel": True}
     display.widget_for(_hits(20, seed=900), **settings)  # first-use set-up (imports, converter), not measured
     cold: dict[str, list[float]] = {"widget": [], "bundle": []}
