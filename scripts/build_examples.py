@@ -334,7 +334,7 @@ remote = DevKnowClient(url)
     (
         "py",
         """\
-found = remote.search_documents("how long does a rollback take")
+found = remote.search_documents("rollback takes two minutes")
 found""",
     ),
     (
