@@ -288,6 +288,8 @@ class DevKnowClient:
 
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
+        self._check_open()
+        self._check_credentials()  # like the tool calls: no keyless request to Google's server
         with self._lock:
             if self._tools is None or refresh:
                 self._tools = self._backend.list_tools()

@@ -205,6 +205,10 @@ def test_no_key_for_googles_endpoint_fails_before_any_request() -> None:
             client.search_documents("bucket")
         with pytest.raises(AuthenticationError):
             client.get_documents([BUCKETS])
+        with pytest.raises(AuthenticationError):
+            client.search_documents("bucket", source="firebase.google.com")  # asks list_tools first
+        with pytest.raises(AuthenticationError):
+            client.list_tools()
     assert seen == []
 
 
