@@ -68,7 +68,6 @@ class _Reply:
     text: str = ""  # the start of a non-JSON body, for messages
     retry_after: float | None = None
     session_id: str | None = None
-    ended_early: bool = False  # an event stream closed before our reply
 
 
 class _StreamEnded(Exception):
@@ -218,15 +217,8 @@ class McpHttpBackend:
             self._closed = True
             state, self._state = self._state, _State()
         try:
-            if state.era == "handshake" and state.session_id is not None:
-                try:
-                    self._http.delete(
-                        self._url,
-                        headers=wire.handshake_headers(state.version, state.session_id),
-                        timeout=httpx.Timeout(min(5.0, self.timeout), connect=min(5.0, self.connect_timeout)),
-                    )
-                except httpx.HTTPError as exc:  # the session times out on its own; nothing to do
-                    log.debug("DELETE of the session failed: %s", type(exc).__name__)
+            if state.era == "handshake":
+                self._end_session(state)
         finally:
             self._http.close()
 
@@ -343,12 +335,17 @@ class McpHttpBackend:
         return state
 
     def _end_session(self, state: _State) -> None:
+        """``DELETE`` the session, if there is one; any answer (200, 404, 405) or failure is fine."""
         if state.session_id is None:
             return
         try:
-            self._http.delete(self._url, headers=wire.handshake_headers(state.version, state.session_id))
-        except httpx.HTTPError:
-            pass
+            self._http.delete(
+                self._url,
+                headers=wire.handshake_headers(state.version, state.session_id),
+                timeout=httpx.Timeout(min(5.0, self.timeout), connect=min(5.0, self.connect_timeout)),
+            )
+        except httpx.HTTPError as exc:  # the session times out on its own; nothing to do
+            log.debug("DELETE of the session failed: %s", type(exc).__name__)
 
     def _result(self, reply: _Reply, method: str, tool: str | None) -> Any:
         if reply.status >= 300:
@@ -498,6 +495,7 @@ class McpHttpBackend:
                 response.close()
 
     def _read(self, response: httpx.Response, request_id: Any, state: _State) -> _Reply:
+        """Read a reply completely: an event stream or JSON for a request, else (errors, 202s) the body."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         reply = _Reply(
@@ -507,28 +505,29 @@ class McpHttpBackend:
             session_id=response.headers.get(wire.SESSION_HEADER),
         )
         log.debug("%s %s -> %s %s", response.request.method, request_id, status, content_type or "-")
-        if status >= 300 or request_id is None or status == 202 or content_type != "text/event-stream":
-            raw = _read_capped(response, None if status < 300 else _MAX_ERROR_BODY)
-            if status < 300 and request_id is not None:
-                if status == 202 or not raw:
-                    raise ProtocolError(f"{self.endpoint} sent no reply to a request (HTTP {status}).")
-                if content_type != "application/json":
-                    raise ProtocolError(
-                        f"{self.endpoint} replied with {content_type or 'no content type'}, "
-                        "not JSON or an event stream."
-                    )
-            try:
-                reply.body = json.loads(raw) if raw else None
-            except ValueError:
-                if status < 300 and request_id is not None:
-                    raise ProtocolError(f"{self.endpoint} sent a reply that is not valid JSON.") from None
-                reply.text = raw[:300].decode("utf-8", "replace")
-            if status < 300 and request_id is not None:
-                self._check_id(reply.body, request_id)
+        wants_reply = request_id is not None and status < 300
+        if wants_reply and content_type == "text/event-stream":
+            reply.body = read_reply(response, request_id, lambda request: self._answer(request, state))
+            if reply.body is None:
+                raise _StreamEnded()
             return reply
-        reply.body = read_reply(response, request_id, lambda req: self._answer(req, state))
-        if reply.body is None:
-            raise _StreamEnded()
+        raw = _read_capped(response, None if wants_reply else _MAX_ERROR_BODY)
+        if wants_reply:
+            if status == 202 or not raw:
+                raise ProtocolError(f"{self.endpoint} sent no reply to a request (HTTP {status}).")
+            if content_type != "application/json":
+                kind = content_type or "no content type"
+                raise ProtocolError(f"{self.endpoint} replied with {kind}, not JSON or an event stream.")
+            try:
+                reply.body = json.loads(raw)
+            except ValueError:
+                raise ProtocolError(f"{self.endpoint} sent a reply that is not valid JSON.") from None
+            self._check_id(reply.body, request_id)
+            return reply
+        try:  # an error body (JSON-RPC, Google's, or text) or a notification's acknowledgement
+            reply.body = json.loads(raw) if raw else None
+        except ValueError:
+            reply.text = raw[:300].decode("utf-8", "replace")
         return reply
 
     def _check_id(self, body: Any, request_id: Any) -> None:
