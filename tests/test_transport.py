@@ -493,3 +493,43 @@ def test_the_backend_needs_no_mcp_sdk(sdk_server) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["3", "modern"], out.stderr
+
+
+def test_concurrent_calls_on_an_expired_session_renew_it_once(start) -> None:
+    server = start("--era", "legacy", "--json")
+    with backend(server) as remote:
+        remote.call_tool("search_documents", {"query": "bucket"})
+        assert httpx.delete(server.url, headers={"Mcp-Session-Id": remote.session_id}).status_code == 200
+        results: list[object] = []
+        threads = [
+            threading.Thread(target=lambda: results.append(remote.call_tool("get_documents", {"names": [BUCKETS]})))
+            for _ in range(5)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(results) == 5
+    assert rpc_methods(server.wire()).count("initialize") == 2  # the first, and one renewal for all five
+
+
+def test_the_backend_keeps_the_backend_contract(sdk_server) -> None:
+    from devknow_jupyter.backend import Backend
+
+    remote = McpHttpBackend(sdk_server.url, api_key=SECRET)
+    assert isinstance(remote, Backend) and remote.kind == "remote" and remote.endpoint == sdk_server.url
+    assert [tool["name"] for tool in remote.list_tools()] == ["search_documents", "get_documents", "answer_query"]
+    remote.close()
+    with pytest.raises(ConfigurationError, match="closed"):
+        remote.call_tool("search_documents", {"query": "bucket"})
+
+
+def test_httpx_is_imported_only_by_the_transport_package() -> None:
+    package = Path(__file__).resolve().parent.parent / "devknow_jupyter"
+    offenders = [
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "transport" not in path.relative_to(package).parts
+        and any(line.lstrip().startswith(("import httpx", "from httpx")) for line in path.read_text().splitlines())
+    ]
+    assert offenders == []
