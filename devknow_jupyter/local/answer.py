@@ -72,7 +72,7 @@ def _excerpt(body: str, stems: set[str]) -> str:
     blocks = split_blocks(body.strip())
     if not blocks:
         return ""
-    scores = [len(stems & {_stem(word) for word in _WORD.findall(block)}) for block in blocks]
+    covers = [stems & {_stem(word) for word in _WORD.findall(block)} for block in blocks]
     best_start, best_key = 0, (-1, 0)
     for start in range(len(blocks)):
         covered: set[str] = set()
@@ -80,9 +80,9 @@ def _excerpt(body: str, stems: set[str]) -> str:
         for end in range(start, len(blocks)):
             if length and length + len(blocks[end]) > EXCERPT_CHARS:
                 break
-            covered |= stems & {_stem(word) for word in _WORD.findall(blocks[end])}
+            covered |= covers[end]
             length += len(blocks[end])
-        key = (len(covered), scores[start])
+        key = (len(covered), len(covers[start]))
         if key > best_key:
             best_start, best_key = start, key
     picked: list[str] = []

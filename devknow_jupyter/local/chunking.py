@@ -31,9 +31,9 @@ _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 class ChunkSizes:
     """Passage sizes in characters: aim for ``target``, never above ``maximum``, merge below ``minimum``."""
 
-    target: int = 1200
-    maximum: int = 2000
-    minimum: int = 300
+    target: int = 1000
+    maximum: int = 1700
+    minimum: int = 250
 
 
 @dataclass(frozen=True)

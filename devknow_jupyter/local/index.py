@@ -31,9 +31,10 @@ from ..models import DOCUMENT_PREFIX, Document, name_to_uri
 from .answer import extractive_answer
 from .chunking import Chunk, ChunkSizes, chunk_markdown, first_heading
 from .frontmatter import FrontMatterError, split_front_matter
-from .query import fts_query
+from .query import fts_expression, query_terms
+from .ranking import Hit, SearchWeights, order_hits, prune_common_terms
 
-__all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "SearchWeights"]
+__all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "SearchWeights"]  # SearchWeights: from .ranking
 
 #: Files larger than this are skipped (with a reason): no documentation page is this big.
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -48,16 +49,6 @@ BATCH_DOCUMENTS = 400
 BATCH_SECONDS = 2.0
 
 ProgressHook = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class SearchWeights:
-    """BM25 column weights (title, headings, body) and how many passages of one page a search returns."""
-
-    title: float = 8.0
-    headings: float = 3.0
-    body: float = 1.0
-    per_document: int = 3
 
 
 @dataclass
@@ -188,6 +179,9 @@ class LocalIndex:
         self.batch_documents = max(1, batch_documents)
         self._lock = threading.RLock()
         self._closed = False
+        self._writes = 0  # bumped on every commit; with PRAGMA data_version it tells when counts went stale
+        self._counts: dict[str, int] = {}
+        self._counts_version: tuple[int, int] | None = None
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
@@ -214,7 +208,9 @@ class LocalIndex:
         # WAL + NORMAL stays crash-safe (atomic commits); only the last commit may be lost on power failure.
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA temp_store = MEMORY")
-        db.execute("PRAGMA cache_size = -32000")
+        db.execute("PRAGMA cache_size = -64000")  # up to 64 MB of pages, allocated as used
+        if self.path != ":memory:":
+            db.execute("PRAGMA mmap_size = 268435456")  # read pages straight from the OS cache
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
         if tables and "meta" not in tables:
             raise sqlite3.DatabaseError("it holds other tables")
@@ -244,6 +240,7 @@ class LocalIndex:
                 self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+        self._writes += 1
 
     def _check_open(self) -> None:
         if self._closed:
@@ -311,11 +308,13 @@ class LocalIndex:
                 in_batch += self._index_file(root, path, known.get(str(path)), report)
                 if in_batch >= self.batch_documents or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
                     db.execute("COMMIT")
+                    self._writes += 1
                     db.execute("BEGIN IMMEDIATE")
                     batch_started, in_batch = time.monotonic(), 0
                 if progress is not None:
                     progress(str(path), done, len(files))
             db.execute("COMMIT")
+            self._writes += 1
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
@@ -593,50 +592,58 @@ class LocalIndex:
     def search(self, query: str, limit: int = 10, *, origin: str | None = None) -> list[dict[str, str]]:
         """The best passages for ``query``, best first, as ``[{"parent", "id", "content"}]``.
 
-        At most ``weights.per_document`` passages of one page are returned, so that a long page does not
-        crowd out the others. ``origin`` keeps only documents of that origin (``"file"``, ``"fetched"``).
+        Pages are ranked by their matching passages together (see :mod:`.ranking`); each page shows its
+        best passage, and at most ``weights.per_document`` of its passages appear. ``origin`` keeps only
+        documents of that origin (``"file"``, ``"fetched"``).
         """
         rows = self._ranked(query, limit, origin=origin)
         return [
             {"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body, _ in rows
         ]
 
-    def _ranked(self, query: str, limit: int, *, origin: str | None = None) -> list[tuple[str, int, str, str, float]]:
-        expression = fts_query(query)
-        if not expression or limit <= 0:
+    def _ranked(self, query: str, limit: int, *, origin: str | None = None) -> list[Hit]:
+        terms = query_terms(query)
+        if not terms or limit <= 0:
             return []
         weights = self.weights
         rank = f"bm25(chunks_fts, {weights.title:g}, {weights.headings:g}, {weights.body:g})"
-        fetch = limit * max(1, weights.per_document) + 10
+        fetch = max(weights.candidates, limit * max(1, weights.per_document))
         if origin is None:
             sql = (
                 f"WITH hits AS (SELECT rowid AS id, {rank} AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
                 " ORDER BY score LIMIT ?)"
                 " SELECT d.name, c.seq, c.breadcrumb, c.body, hits.score FROM hits"
-                " JOIN chunks c ON c.id = hits.id JOIN documents d ON d.id = c.doc_id ORDER BY hits.score"
+                " JOIN chunks c ON c.id = hits.id JOIN documents d ON d.id = c.doc_id"
             )
-            params: tuple[Any, ...] = (expression, fetch)
+            extra: tuple[Any, ...] = ()
         else:
             sql = (
                 f"SELECT d.name, c.seq, c.breadcrumb, c.body, {rank} AS score FROM chunks_fts"
                 " JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.doc_id"
                 " WHERE chunks_fts MATCH ? AND d.origin = ? ORDER BY score LIMIT ?"
             )
-            params = (expression, origin, fetch)
+            extra = (origin,)
         with self._lock:
             self._check_open()
-            rows = self._db.execute(sql, params).fetchall()
-        per_doc: dict[str, int] = {}
-        kept = []
-        for row in rows:
-            count = per_doc.get(row[0], 0)
-            if count >= weights.per_document:
-                continue
-            per_doc[row[0]] = count + 1
-            kept.append(row)
-            if len(kept) == limit:
-                break
-        return kept
+            total = self._count("")
+            terms = prune_common_terms(terms, self._count, total, weights.common_share)
+            rows = self._db.execute(sql, (fts_expression(terms), *extra, fetch)).fetchall()
+        return order_hits(rows, limit, weights)
+
+    def _count(self, term: str) -> int:
+        """Passages containing ``term`` (all passages for ``""``), cached until the index changes."""
+        version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._writes)
+        if version != self._counts_version or len(self._counts) > 20_000:
+            self._counts = {}
+            self._counts_version = version
+        count = self._counts.get(term)
+        if count is None:
+            if term:
+                sql, params = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_expression([term]),)
+            else:
+                sql, params = "SELECT count(*) FROM chunks", ()
+            count = self._counts[term] = self._db.execute(sql, params).fetchone()[0]
+        return count
 
     def get(self, names: Iterable[str]) -> list[dict[str, str]]:
         """The documents with these names that exist, in request order, in the service's document shape."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_TERMS", "STOPWORDS", "fts_query", "query_terms"]
+__all__ = ["MAX_TERMS", "STOPWORDS", "fts_expression", "fts_query", "query_terms"]
 
 #: Longer questions keep their first this-many distinct terms (each OR term costs a posting-list scan).
 MAX_TERMS = 16
@@ -39,6 +39,11 @@ def query_terms(text: str, *, max_terms: int = MAX_TERMS) -> list[str]:
     words = list(dict.fromkeys(words))
     kept = [word for word in words if word not in STOPWORDS]
     return (kept or words)[:max_terms]
+
+
+def fts_expression(terms: list[str]) -> str:
+    """``"term1" OR "term2" ...`` for terms from :func:`query_terms` (word characters only, so quoting is safe)."""
+    return " OR ".join(f'"{term}"' for term in terms)
 
 
 def fts_query(text: str, *, prefix_last: bool = False, max_terms: int = MAX_TERMS) -> str:
