@@ -22,6 +22,7 @@ __all__ = [
     "modern_headers",
     "modern_params",
     "notification",
+    "param_headers",
     "request",
 ]
 
