@@ -657,3 +657,42 @@ def test_known_questions_find_their_pages_in_part_of_the_corpus(corpus_dir: Path
         for query, relevant in expectations.items():
             top = parents(idx.search(query))[:5]
             assert relevant & set(top), (query, top)
+
+
+def test_a_moved_file_keeps_its_document(index: LocalIndex, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    old = write(docs, "old/place.md", page("moved", "Moved", "# Moved\n\nThe nomad page.\n"))
+    index.add_folder(docs)
+    (docs / "new").mkdir()
+    old.rename(docs / "new" / "place.md")
+
+    report = index.add_folder(docs)
+
+    assert (report.removed, report.added, report.skipped) == (1, 1, [])
+    assert parents(index.search("nomad")) == ["documents/example.dev/moved"]
+
+
+def test_removing_documents_gives_space_back_and_forgets_the_folder(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    make_folder(docs, 300)
+    with LocalIndex(tmp_path / "index.sqlite3") as idx:
+        idx.add_folder(docs)
+        idx.add_documents([{"name": "documents/live.dev/x", "content": "# X\n\nFetched."}])
+        full = idx.stats()["size_bytes"]
+        assert idx.remove_folder(docs) == 300
+        assert idx.folders() == [] and idx.count() == 1
+        assert idx.stats()["size_bytes"] < full / 2
+        assert idx.remove_documents("fetched") == 1 and idx.count() == 0
+        assert idx.verify() == []
+
+
+def test_refresh_folders_reindexes_every_remembered_folder(index: LocalIndex, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    write(one, "a.md", "# A\n\nAlpha.\n")
+    write(two, "b.md", "# B\n\nBeta.\n")
+    index.add_folder(one)
+    index.add_folder(two)
+    write(two, "c.md", "# C\n\nGamma.\n")
+    report = index.refresh_folders()
+    assert (report.added, report.unchanged) == (1, 2)
+    assert index.folders() == [str(one.resolve()), str(two.resolve())]

@@ -200,6 +200,12 @@ class LocalIndex:
     def _setup(self) -> None:
         db = self._db
         db.execute("PRAGMA busy_timeout = 30000")
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        if tables and "meta" not in tables:
+            raise sqlite3.DatabaseError("it holds other tables")
+        if not tables:
+            # Must precede the first table (and WAL): space freed by reindexing goes back to the OS.
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")
         if self.path != ":memory:":
             try:
                 db.execute("PRAGMA journal_mode = WAL")  # readers don't block the indexer (kernel + CLI)
@@ -211,9 +217,6 @@ class LocalIndex:
         db.execute("PRAGMA cache_size = -64000")  # up to 64 MB of pages, allocated as used
         if self.path != ":memory:":
             db.execute("PRAGMA mmap_size = 268435456")  # read pages straight from the OS cache
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if tables and "meta" not in tables:
-            raise sqlite3.DatabaseError("it holds other tables")
         version = None
         if "meta" in tables:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -289,6 +292,8 @@ class LocalIndex:
                 db.execute("UPDATE folders SET indexed = ? WHERE path = ?", (time.time(), str(root)))
             if report.added + report.updated >= 200:
                 self._optimize()
+            elif report.changed:
+                self._reclaim()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -488,6 +493,13 @@ class LocalIndex:
         # Merge the FTS b-trees written batch by batch into one: fewer segments, faster queries.
         with self._transaction() as db:
             db.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+        self._reclaim()
+
+    def _reclaim(self) -> None:
+        """Give free pages back to the file system once there are many (after big reindexes and removals)."""
+        free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        if free > 16 and free * 10 > self._db.execute("PRAGMA page_count").fetchone()[0]:
+            self._db.executescript("PRAGMA incremental_vacuum;")  # executescript steps it to the end
 
     # -- other sources -----------------------------------------------------------------------------
 
@@ -575,6 +587,7 @@ class LocalIndex:
                 for doc_id in ids:
                     self._delete(doc_id)
                 db.execute("DELETE FROM folders WHERE path = ?", (root,))
+            self._reclaim()
             return len(ids)
 
     def remove_documents(self, origin: str) -> int:
@@ -585,6 +598,7 @@ class LocalIndex:
                 ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,))]
                 for doc_id in ids:
                     self._delete(doc_id)
+            self._reclaim()
             return len(ids)
 
     # -- reading -----------------------------------------------------------------------------------
