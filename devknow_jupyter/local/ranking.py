@@ -27,18 +27,19 @@ Hit = tuple[str, int, str, str, float]
 class SearchWeights:
     """Ranking settings.
 
-    ``title``, ``headings``, ``body``: BM25 column weights (a term in the page title counts four times
-    as much as in the text). ``per_document``: at most this many passages of one page in the results.
+    ``title``, ``headings``, ``body``: BM25 column weights (a term in the page title counts eight times
+    as much as in the text, one in a heading four times). ``per_document``: at most this many passages
+    of one page in the results.
     ``page_evidence`` and ``evidence_passages``: a page's score adds ``page_evidence`` × the scores of its
     next ``evidence_passages`` best passages to its best one. ``candidates``: passages read from FTS5
     before ranking pages. ``common_share``: terms in more than this share of passages are pruned.
     """
 
-    title: float = 4.0
-    headings: float = 2.0
+    title: float = 8.0
+    headings: float = 4.0
     body: float = 1.0
     per_document: int = 3
-    page_evidence: float = 1.0
+    page_evidence: float = 0.5
     evidence_passages: int = 2
     candidates: int = 200
     common_share: float = 0.2
