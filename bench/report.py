@@ -83,6 +83,9 @@ def write_results(results: dict[str, Any], folder: Path) -> tuple[Path, Path]:
         + (f", {machine['memory_gb']} GB RAM" if "memory_gb" in machine else "")
         + f"; Python {machine.get('python')} ({machine.get('implementation')}); {machine.get('os')}.",
         "",
+        f"Load average (1, 5, 15 min) at start {machine.get('load_average_start')}, at end "
+        f"{machine.get('load_average_end')}: other work on the machine inflates every figure.",
+        "",
         f"Run: {results['started']}, {results['duration_s']:.0f} s, mode {results['mode']}. "
         "Each figure is the median over n repeated runs, with the interquartile range (IQR, 25th–75th "
         "percentile) and the 5th–95th percentiles. See bench/README.md for what each measure means.",
