@@ -33,6 +33,7 @@ class RequestRecorder(httpx.BaseTransport):
         self.inner = httpx.HTTPTransport()
         self.requests: list[tuple[dict[str, str], bytes]] = []
         self.responses: list[str] = []  # content types of the replies
+        self.streams: list[int] = []  # identity of the connection each reply came on
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Record, then send for real."""
@@ -42,7 +43,12 @@ class RequestRecorder(httpx.BaseTransport):
         response = self.inner.handle_request(request)
         self.responses.append(response.headers.get("content-type", ""))
         del self.responses[:-20]
+        self.streams.append(id(response.extensions.get("network_stream")))
         return response
+
+    def connections(self, last: int) -> int:
+        """How many distinct connections the last ``last`` replies came on (1 when kept alive)."""
+        return len(set(self.streams[-last:]))
 
     def close(self) -> None:
         """Close the real transport."""
