@@ -32,7 +32,7 @@ from .answer import extractive_answer
 from .chunking import Chunk, ChunkSizes, chunk_markdown, first_heading
 from .frontmatter import FrontMatterError, split_front_matter
 from .query import fts_expression, query_terms
-from .ranking import Hit, SearchWeights, order_hits, prune_common_terms
+from .ranking import SearchWeights, order_hits, prune_common_terms
 
 __all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "SearchWeights"]  # SearchWeights: from .ranking
 
@@ -611,28 +611,27 @@ class LocalIndex:
         documents of that origin (``"file"``, ``"fetched"``).
         """
         rows = self._ranked(query, limit, origin=origin)
-        return [
-            {"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body, _ in rows
-        ]
+        return [{"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body in rows]
 
-    def _ranked(self, query: str, limit: int, *, origin: str | None = None) -> list[Hit]:
+    def _ranked(self, query: str, limit: int, *, origin: str | None = None) -> list[tuple[str, int, str, str]]:
+        """``(name, seq, breadcrumb, body)`` of the best passages, best first."""
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
         weights = self.weights
         rank = f"bm25(chunks_fts, {weights.title:g}, {weights.headings:g}, {weights.body:g})"
         fetch = max(weights.candidates, limit * max(1, weights.per_document))
+        # Rank ids only; the text of the few passages shown is read afterwards.
         if origin is None:
             sql = (
                 f"WITH hits AS (SELECT rowid AS id, {rank} AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
                 " ORDER BY score LIMIT ?)"
-                " SELECT d.name, c.seq, c.breadcrumb, c.body, hits.score FROM hits"
-                " JOIN chunks c ON c.id = hits.id JOIN documents d ON d.id = c.doc_id"
+                " SELECT hits.id, c.doc_id, hits.score FROM hits JOIN chunks c ON c.id = hits.id ORDER BY hits.score"
             )
             extra: tuple[Any, ...] = ()
         else:
             sql = (
-                f"SELECT d.name, c.seq, c.breadcrumb, c.body, {rank} AS score FROM chunks_fts"
+                f"SELECT c.id, c.doc_id, {rank} AS score FROM chunks_fts"
                 " JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.doc_id"
                 " WHERE chunks_fts MATCH ? AND d.origin = ? ORDER BY score LIMIT ?"
             )
@@ -641,8 +640,19 @@ class LocalIndex:
             self._check_open()
             total = self._count("")
             terms = prune_common_terms(terms, self._count, total, weights.common_share)
-            rows = self._db.execute(sql, (fts_expression(terms), *extra, fetch)).fetchall()
-        return order_hits(rows, limit, weights)
+            hits = order_hits(self._db.execute(sql, (fts_expression(terms), *extra, fetch)).fetchall(), limit, weights)
+            if not hits:
+                return []
+            marks = ",".join("?" * len(hits))
+            found = {
+                row[0]: row[1:]
+                for row in self._db.execute(
+                    "SELECT c.id, d.name, c.seq, c.breadcrumb, c.body FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                    f" WHERE c.id IN ({marks})",
+                    [hit[0] for hit in hits],
+                )
+            }
+        return [found[hit[0]] for hit in hits if hit[0] in found]
 
     def _count(self, term: str) -> int:
         """Passages containing ``term`` (all passages for ``""``), cached until the index changes."""
@@ -688,7 +698,7 @@ class LocalIndex:
         Returns ``{"answerText", "references": [names], "extractive": True}``.
         """
         rows = self._ranked(query, max(passages * 3, 8))
-        hits = [(name, crumb, body) for name, _, crumb, body, _ in rows]
+        hits = [(name, crumb, body) for name, _, crumb, body in rows]
         return extractive_answer(query, hits, passages=passages)
 
     def names(self, origin: str | None = None) -> list[str]:

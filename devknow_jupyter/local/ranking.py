@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 __all__ = ["Hit", "SearchWeights", "order_hits", "prune_common_terms"]
 
-#: (document name, passage number, breadcrumb, passage text, bm25 score: lower is better, as FTS5 gives it)
-Hit = tuple[str, int, str, str, float]
+#: (passage id, page id, bm25 score: lower is better, as FTS5 gives it)
+Hit = tuple[int, int, float]
 
 
 @dataclass(frozen=True)
@@ -56,18 +56,24 @@ def prune_common_terms(
 
 
 def order_hits(hits: list[Hit], limit: int, weights: SearchWeights) -> list[Hit]:
-    """The ``limit`` best passages: pages ranked by page evidence, each page's best passage first."""
-    by_page: dict[str, list[Hit]] = {}
-    for hit in sorted(hits, key=lambda hit: hit[4]):
-        by_page.setdefault(hit[0], []).append(hit)
-
-    def page_score(passages: list[Hit]) -> float:
-        best, *rest = (-hit[4] for hit in passages)
-        return best + weights.page_evidence * sum(rest[: weights.evidence_passages])
-
-    pages = sorted(by_page.values(), key=page_score, reverse=True)
-    ordered = [passages[0] for passages in pages[:limit]]
+    """The ``limit`` best passages of ``hits`` (sorted best first): pages ranked by page evidence, each
+    page's best passage first."""
+    # page id -> [score, passages seen, passages kept]; bm25 scores are negative: smaller is better.
+    pages: dict[int, list] = {}
+    evidence, depth, keep = weights.page_evidence, weights.evidence_passages + 1, max(1, weights.per_document)
+    for hit in hits:
+        page = pages.get(hit[1])
+        if page is None:
+            pages[hit[1]] = [hit[2], 1, [hit]]
+            continue
+        if page[1] < depth:
+            page[0] += evidence * hit[2]
+        page[1] += 1
+        if len(page[2]) < keep:
+            page[2].append(hit)
+    ranked = sorted(pages.values(), key=lambda page: page[0])
+    ordered = [page[2][0] for page in ranked[:limit]]
     if len(ordered) < limit:  # few pages match: show more passages of the best ones
-        extra = [hit for passages in pages for hit in passages[1 : max(1, weights.per_document)]]
-        ordered += sorted(extra, key=lambda hit: hit[4])[: limit - len(ordered)]
+        extra = [hit for page in ranked for hit in page[2][1:]]
+        ordered += sorted(extra, key=lambda hit: hit[2])[: limit - len(ordered)]
     return ordered
