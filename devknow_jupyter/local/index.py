@@ -39,11 +39,14 @@ __all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "SearchWeights"]  # Se
 #: Files larger than this are skipped (with a reason): no documentation page is this big.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: Bumped when the tables or the tokenizer change; an older index is rebuilt from scratch.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Folders never worth walking: version control, virtual environments, build output.
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
+# A passage's id is (page id << PAGE_SHIFT) | passage number.
+PAGE_SHIFT = 20
+PASSAGES_PER_PAGE = (1 << PAGE_SHIFT) - 1
 # Commit at least this often while indexing, so an interrupted run keeps most of its work.
 BATCH_DOCUMENTS = 400
 BATCH_SECONDS = 2.0
@@ -131,7 +134,8 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE INDEX IF NOT EXISTS documents_root ON documents (root);
 CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
 CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY,  -- (doc_id << 20) | seq: a hit's page is known without a join
+
     doc_id INTEGER NOT NULL REFERENCES documents (id),
     seq INTEGER NOT NULL,
     breadcrumb TEXT NOT NULL,
@@ -139,7 +143,6 @@ CREATE TABLE IF NOT EXISTS chunks (
     headings TEXT NOT NULL,
     body TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id, seq);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
     title, headings, body,
     content = 'chunks', content_rowid = 'id',
@@ -425,6 +428,8 @@ class LocalIndex:
         Returns True when the document is new. Raises :class:`_Skip` when another file owns the name.
         """
         db = self._db
+        if len(page.chunks) > PASSAGES_PER_PAGE:  # checked before anything is written
+            raise _Skip(f"too many passages ({len(page.chunks):,}; at most {PASSAGES_PER_PAGE:,} per page)")
         owner = db.execute("SELECT id, origin, path FROM documents WHERE name = ?", (page.name,)).fetchone()
         if owner is not None and owner[1] == "file" and owner[2] != path:
             raise _Skip(f"duplicate name {page.name!r}: {owner[2]} has it already")
@@ -465,14 +470,15 @@ class LocalIndex:
             headings = chunk.headings
             if seq == 0 and page.description:  # the description ranks like a heading, on the first passage
                 headings = f"{page.description} {headings}".strip()
-            rows.append((doc_id, seq, chunk.breadcrumb, page.title, headings, chunk.text))
+            rows.append(((doc_id << PAGE_SHIFT) | seq, doc_id, seq, chunk.breadcrumb, page.title, headings, chunk.text))
         db.executemany(
-            "INSERT INTO chunks (doc_id, seq, breadcrumb, title, headings, body) VALUES (?, ?, ?, ?, ?, ?)", rows
+            "INSERT INTO chunks (id, doc_id, seq, breadcrumb, title, headings, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
         db.execute(
             "INSERT INTO chunks_fts (rowid, title, headings, body) SELECT id, title, headings, body FROM chunks"
-            " WHERE doc_id = ?",
-            (doc_id,),
+            " WHERE id BETWEEN ? AND ?",
+            _passage_ids(doc_id),
         )
         return owner is None
 
@@ -480,10 +486,10 @@ class LocalIndex:
         # External-content FTS5: removing entries needs the values that were indexed, read back first.
         self._db.execute(
             "INSERT INTO chunks_fts (chunks_fts, rowid, title, headings, body)"
-            " SELECT 'delete', id, title, headings, body FROM chunks WHERE doc_id = ?",
-            (doc_id,),
+            " SELECT 'delete', id, title, headings, body FROM chunks WHERE id BETWEEN ? AND ?",
+            _passage_ids(doc_id),
         )
-        self._db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+        self._db.execute("DELETE FROM chunks WHERE id BETWEEN ? AND ?", _passage_ids(doc_id))
 
     def _delete(self, doc_id: int) -> None:
         self._delete_chunks(doc_id)
@@ -539,7 +545,12 @@ class LocalIndex:
                         report.skipped.append((name, "an indexed file has this name; the file's version is kept"))
                         continue
                     page = self._page(name, uri, title, description, content)
-                    if self._write(page, origin, digest):
+                    try:
+                        created = self._write(page, origin, digest)
+                    except _Skip as exc:
+                        report.skipped.append((name, str(exc)))
+                        continue
+                    if created:
                         report.added += 1
                     else:
                         report.updated += 1
@@ -621,18 +632,16 @@ class LocalIndex:
         weights = self.weights
         rank = f"bm25(chunks_fts, {weights.title:g}, {weights.headings:g}, {weights.body:g})"
         fetch = max(weights.candidates, limit * max(1, weights.per_document))
-        # Rank ids only; the text of the few passages shown is read afterwards.
+        # Rank passage ids only (their page is in the id); the text of the few shown is read afterwards.
+        page = f"(chunks_fts.rowid >> {PAGE_SHIFT})"
         if origin is None:
             sql = (
-                f"WITH hits AS (SELECT rowid AS id, {rank} AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
-                " ORDER BY score LIMIT ?)"
-                " SELECT hits.id, c.doc_id, hits.score FROM hits JOIN chunks c ON c.id = hits.id ORDER BY hits.score"
+                f"SELECT rowid, {page}, {rank} AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?"
             )
             extra: tuple[Any, ...] = ()
         else:
             sql = (
-                f"SELECT c.id, c.doc_id, {rank} AS score FROM chunks_fts"
-                " JOIN chunks c ON c.id = chunks_fts.rowid JOIN documents d ON d.id = c.doc_id"
+                f"SELECT chunks_fts.rowid, {page}, {rank} AS score FROM chunks_fts JOIN documents d ON d.id = {page}"
                 " WHERE chunks_fts MATCH ? AND d.origin = ? ORDER BY score LIMIT ?"
             )
             extra = (origin,)
@@ -819,6 +828,11 @@ def _title_from_path(path: Path) -> str:
 def _title_from_name(name: str) -> str:
     last = name.rstrip("/").rsplit("/", 1)[-1]
     return last.replace("-", " ").replace("_", " ").strip().capitalize() or name
+
+
+def _passage_ids(doc_id: int) -> tuple[int, int]:
+    """The range of passage ids of one page."""
+    return doc_id << PAGE_SHIFT, (doc_id << PAGE_SHIFT) | PASSAGES_PER_PAGE
 
 
 def _content(breadcrumb: str, body: str) -> str:
