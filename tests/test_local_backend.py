@@ -273,3 +273,17 @@ def test_documents_from_the_local_backend_are_models() -> None:
     with DevKnowClient(f"local:{FIXTURE_DOCS}") as client:
         (doc,) = client.get_documents(f"https://{RESTRICT.removeprefix('documents/')}")
         assert isinstance(doc, Document) and doc.name == RESTRICT
+
+
+def test_an_index_damaged_while_open_gives_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "team.sqlite3"
+    with LocalIndex(path) as idx:
+        idx.add_folder(FIXTURE_DOCS)
+    backend = LocalBackend.from_spec(f"local:{path}")
+    assert backend.call_tool("search_documents", {"query": "bucket"})["results"]
+    with sqlite3.connect(path) as other:  # another program breaks the file under us
+        other.execute("DROP TABLE chunks_fts")
+    with pytest.raises(ToolError, match=r"the local index .* could not be read") as caught:
+        backend.call_tool("search_documents", {"query": "bucket"})
+    assert caught.value.hint and "devknow index" in caught.value.hint
+    backend.close()

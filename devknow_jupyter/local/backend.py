@@ -18,6 +18,7 @@ It keeps the remote service's contract: the same result shapes, the same limits 
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -108,12 +109,19 @@ class LocalBackend:
             arguments = {}
         if not isinstance(arguments, dict):
             raise _invalid(name, "the arguments must be an object")
-        if name == "search_documents":
-            return {"results": self.index.search(_query(arguments, name), limit=self.limit)}
-        if name == "get_documents":
-            return self._get_documents(arguments.get("names"))
-        if name == "answer_query":
-            return self.index.answer(_query(arguments, name))
+        try:
+            if name == "search_documents":
+                return {"results": self.index.search(_query(arguments, name), limit=self.limit)}
+            if name == "get_documents":
+                return self._get_documents(arguments.get("names"))
+            if name == "answer_query":
+                return self.index.answer(_query(arguments, name))
+        except sqlite3.Error as exc:  # a damaged or vanished index file: one clear error, not a traceback
+            raise ToolError(
+                f"{name} failed: the local index {self.index.path} could not be read ({exc}).",
+                tool=name,
+                hint="Rebuild it: delete the file and run `devknow index PATH` (the default index rebuilds itself).",
+            ) from None
         raise ToolError(f"Unknown tool: {name}", code=INVALID_PARAMS, tool=name)
 
     def list_tools(self) -> list[dict[str, Any]]:
@@ -177,23 +185,27 @@ def _refresh_default(index: LocalIndex) -> IndexReport:
     """Bring the default index up to date: the starter pack, then every folder the user added."""
     report = IndexReport()
     starter = str(STARTER_DIR)
-    previous = index.get_meta("starter_folder")
-    if previous and previous != starter:
-        # The package moved (reinstalled elsewhere): the old copy's pages would shadow the new one's names.
-        index.remove_folder(previous)
-    index.set_meta("starter_folder", starter)
-    if STARTER_DIR.is_dir():
-        report.merge(index.add_folder(STARTER_DIR, exclude=("README.md",)))
-    for folder in index.folders():
-        if folder == starter:
-            continue
+    try:
+        previous = index.get_meta("starter_folder")
+        if previous and previous != starter:
+            # The package moved (reinstalled elsewhere): the old copy's pages would shadow the new one's names.
+            index.remove_folder(previous)
+        if previous != starter:
+            index.set_meta("starter_folder", starter)
+    except sqlite3.OperationalError as exc:  # locked by another writer for too long
+        report.skipped.append((starter, f"not refreshed: {exc}"))
+        return report
+    folders = [starter] if STARTER_DIR.is_dir() else []
+    folders += [folder for folder in index.folders() if folder != starter]
+    for folder in folders:
         if not Path(folder).is_dir():
             report.skipped.append((folder, "folder not found (its documents are kept)"))
             continue
         try:
-            report.merge(index.add_folder(folder))
-        except ConfigurationError as exc:
-            report.skipped.append((folder, str(exc)))
+            report.merge(index.add_folder(folder, exclude=("README.md",) if folder == starter else ()))
+        except (ConfigurationError, sqlite3.OperationalError) as exc:
+            # e.g. `devknow index` holds the write lock for long: search what is there, refresh next time
+            report.skipped.append((folder, f"not refreshed: {exc}"))
     return report
 
 

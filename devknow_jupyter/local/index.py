@@ -135,7 +135,6 @@ CREATE INDEX IF NOT EXISTS documents_root ON documents (root);
 CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY,  -- (doc_id << 20) | seq: a hit's page is known without a join
-
     doc_id INTEGER NOT NULL REFERENCES documents (id),
     seq INTEGER NOT NULL,
     breadcrumb TEXT NOT NULL,
