@@ -118,8 +118,8 @@ def run(
     tmp: Path | None = None,
     index_path: Path | None = None,
 ) -> dict[str, Any]:
-    """Score ours and the baseline. Returns ``{"title", "rows": [], "table", "goals", "notes", "data"}`` (scores
-    in ``table``: they are not timings), or
+    """Score ours and the baseline. Returns ``{"title", "rows", "goals", "notes", "data"}`` (rows of scores:
+    ``label``, ``mrr@5``, ``recall@5``, ``hit@5``), or
     ``{"status": "skipped", "reason"}`` without a corpus. ``index_path`` reuses an existing index."""
     from devknow_jupyter.local.index import LocalIndex
 
@@ -190,8 +190,8 @@ def run(
         "questions": len(queries),
         "known_item": {"ours": _score_row("ours", known_ours), "bm25s": _score_row("bm25s", known_baseline)},
     }
-    # "rows" is the timing-table format of bench.stats; scores are not timings, so they go in "table".
-    return {"title": TITLE, "rows": [], "table": table, "goals": goals, "notes": notes, "data": data}
+    # Score rows have no "median": the bench harness (bench/scenarios/index.py) tables them apart from timings.
+    return {"title": TITLE, "rows": table, "goals": goals, "notes": notes, "data": data}
 
 
 def _score_row(label: str, scores: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +213,7 @@ def to_markdown(result: dict[str, Any]) -> str:
     if result.get("status") == "skipped":
         return "\n".join([*lines, f"Skipped: {result['reason']}.", ""])
     lines += ["| search | MRR@5 | recall@5 | hit@5 |", "|---|---:|---:|---:|"]
-    for row in result["table"]:
+    for row in result["rows"]:
         lines.append(f"| {row['label']} | {row['mrr@5']:.3f} | {row['recall@5']:.3f} | {row['hit@5']:.3f} |")
     lines += ["", "| goal | measured | met |", "|---|---:|:---:|"]
     for goal in result["goals"]:
