@@ -251,7 +251,7 @@ def run(*, quick: bool = False, corpus: Path | None = None, tmp: Path | None = N
         f"(baseline {built['rss_baseline_mb']:.0f} MB after imports).",
         f"Reindex with nothing changed: {reindex:.2f} s ({again.unchanged:,} files unchanged, none read).",
         f"Search: p50 {p50:.2f} ms, p95 {p95:.2f} ms, p99 {data['queries']['p99_ms']:.2f} ms, "
-        f"max {data['queries']['max_ms']:.1f} ms over {len(search):,} timed searches ({passes} passes after a "
+        f"max {data['queries']['max_ms']:.1f} ms over {len(search):,} timed searches ({passes} pass(es) after a "
         f"warm-up pass); {hits} of {len(queries)} queries have hits. CPU time per search: p50 "
         f"{data['queries']['cpu_p50_ms']:.2f} ms, p95 {data['queries']['cpu_p95_ms']:.2f} ms.",
         "Load average at start: "
