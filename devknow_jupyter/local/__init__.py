@@ -4,6 +4,7 @@
 - :mod:`.chunking`: a page cut along its headings into passages that carry their heading path.
 - :mod:`.query`: user text turned into a safe FTS5 query.
 - :mod:`.index`: :class:`~.index.LocalIndex`, the SQLite index (incremental, transactional reindex).
+- :mod:`.ranking`: BM25 column weights, common-term pruning, pages ranked by their passages together.
 - :mod:`.answer`: extractive answers from the best passages.
 - :mod:`.backend`: :class:`~.backend.LocalBackend`, the three tools over an index (``DevKnowClient("local")``).
 - :mod:`.store`: :class:`~.store.DocumentStore`, documents fetched from the live service, kept for offline use.
