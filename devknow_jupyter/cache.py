@@ -19,8 +19,12 @@ __all__ = ["CacheStats", "ResultCache", "cache_key", "shared_cache"]
 _MISSING = object()
 
 
-def cache_key(endpoint: str, tool: str, arguments: Any) -> tuple[str, str, str]:
-    """A hashable key for one tool call: arguments are serialised with sorted keys."""
+def cache_key(endpoint: str, tool: str, arguments: Any) -> tuple[Any, ...]:
+    """A hashable key for one tool call, the same whatever the order of the arguments."""
+    if isinstance(arguments, str):
+        return (endpoint, tool, arguments)
+    if isinstance(arguments, dict) and all(isinstance(value, str) for value in arguments.values()):
+        return (endpoint, tool, *sorted(arguments.items()))  # the common case, without serialising
     return (endpoint, tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
 
 

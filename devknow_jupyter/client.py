@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
@@ -86,6 +86,8 @@ class DevKnowClient:
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
         http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
+        announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
+            magics turn this off and show ``client.notices`` in the notebook instead.
 
     Example::
 
@@ -109,6 +111,7 @@ class DevKnowClient:
         headers: dict[str, str] | None = None,
         offline_store: bool = True,
         max_workers: int = 4,
+        announce: bool = True,
     ) -> None:
         self.api_key, self.key_source = resolve_api_key(api_key)
         self._access_token = access_token or None
@@ -138,6 +141,7 @@ class DevKnowClient:
         self._lock = threading.RLock()
         self._closed = False
         self.notices: list[str] = []
+        self._announce = announce
         self._backend = backend if backend is not None else self._make_backend()
         if self.endpoint_source == "no key":
             self._say_once(
@@ -173,7 +177,7 @@ class DevKnowClient:
     def _say_once(self, line: str) -> None:
         global _local_notice_shown
         self.notices.append(line)
-        if not _local_notice_shown:
+        if self._announce and not _local_notice_shown:
             _local_notice_shown = True
             print(line, file=sys.stderr)
 
@@ -219,20 +223,19 @@ class DevKnowClient:
                 filter_here = True
         started = time.perf_counter()
         try:
-            data, from_cache = self._call_cached("search_documents", arguments, refresh=refresh)
+            hits, from_cache = self._call_cached("search_documents", arguments, refresh=refresh, parse=_parse_hits)
         except TransportError:
             data = self._search_offline_store(query)
             if data is None:
                 raise
-            from_cache = False
+            hits, from_cache = _parse_hits(data), False
             notices.append("The service could not be reached; these hits come from documents saved offline.")
-        results = SearchResults.from_dict(data, query=query)
-        chunks: Iterable[DocumentChunk] = results
+        chunks: Iterable[DocumentChunk] = hits
         if filter_here and source:
-            chunks = [hit for hit in results if _host_matches(hit.uri, source)]
+            chunks = [hit for hit in hits if _host_matches(hit.uri, source)]
             notices.append(
                 f"Filtered here to {source}: the server's search has no source filter "
-                f"({len(chunks)} of {len(results)} hits kept)."
+                f"({len(chunks)} of {len(hits)} hits kept)."
             )
         out = SearchResults(query, chunks, self._info(started, from_cache, notices))
         out._client = self
@@ -356,15 +359,18 @@ class DevKnowClient:
         self._check_credentials()
         return self._backend.call_tool(tool, arguments)
 
-    def _call_cached(self, tool: str, arguments: dict[str, Any], *, refresh: bool) -> tuple[dict[str, Any], bool]:
+    def _call_cached(
+        self, tool: str, arguments: dict[str, Any], *, refresh: bool, parse: Callable[[dict[str, Any]], Any] = dict
+    ) -> tuple[Any, bool]:
+        # The parsed value is cached, so a hit costs a dict lookup, not a rebuild of every hit.
         key = cache_key(self.endpoint, tool, arguments)
         if not refresh:
             cached = self.cache.get(key)
             if cached is not None:
                 return cached, True
-        data = self._call(tool, arguments)
-        self.cache.set(key, data)
-        return data, False
+        value = parse(self._call(tool, arguments))
+        self.cache.set(key, value)
+        return value, False
 
     def _fetch_batches(self, batches: list[list[str]]) -> dict[str, Document]:
         if not batches:
@@ -462,6 +468,10 @@ class DevKnowClient:
             return store.search(query)
         except Exception:
             return None
+
+
+def _parse_hits(data: dict[str, Any]) -> tuple[DocumentChunk, ...]:
+    return tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
 
 
 def _host_matches(uri: str, source: str) -> bool:

@@ -68,7 +68,9 @@ class Session:
         """The shared client, built now if there is none (may raise ``ConfigurationError``)."""
         with self._lock:
             if self._client is None:
-                self._client = DevKnowClient(self._endpoint, api_key=self._api_key, timeout=self._timeout)
+                client = DevKnowClient(self._endpoint, api_key=self._api_key, timeout=self._timeout, announce=False)
+                self._client = client
+                _show_notices(client.notices)
             return self._client
 
     def key_source(self, client: DevKnowClient | None = None) -> str:
@@ -119,6 +121,17 @@ class Session:
         client, self._client = self._client, None
         if client is not None:
             client.close()
+
+
+def _show_notices(notices: list[str]) -> None:
+    # In a notebook, stderr renders as a red error box; a notice is information, not a failure.
+    if notices:
+        from IPython.display import display
+
+        from .display import message_bundle
+
+        for notice in notices:
+            display(message_bundle(notice.removeprefix("devknow: "), kind="info"), raw=True)
 
 
 class SessionStatus:

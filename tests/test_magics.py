@@ -624,6 +624,16 @@ def test_offline_index_through_devknow_endpoint_local(ip):
     assert re.search(r"backend +local", repr(status))
 
 
+def test_no_key_notice_is_an_info_line_in_the_notebook_not_stderr(ip):
+    # No endpoint and no key: the client picks the offline index and says so once, as information.
+    _, captured = run(ip, "%devsearch answer quota")
+    assert captured.stderr == ""
+    notices = [o.data for o in captured.outputs if "no API key set" in o.data.get("text/plain", "")]
+    assert len(notices) == 1 and "devknow-msg-info" in notices[0]["text/html"]
+    _, again = run(ip, "%devsearch answer quota")
+    assert "no API key set" not in seen(again)
+
+
 def test_shared_client_is_the_magics_client(ip, sdk_server):
     from devknow_jupyter.magics import shared_client
 
