@@ -8,18 +8,21 @@ with ``%config DevKnowMagics.<name> = ...`` and ``ipython_config.py``.
 
 Nothing in a magic's line is expanded by IPython (``@no_var_expand``): queries often hold ``$`` and
 braces. ``%%devask`` replaces ``{name}`` itself, and only for names defined in the namespace.
+``%devget`` evaluates variable references itself (``_devsearch[0]``, ``hits[:3]``, ``answer.references``).
+
+The client, models, cache and errors modules are imported on first use, not at ``%load_ext``: loading
+the extension only registers the magics (their help text lives on :class:`DevKnowMagics`).
 """
 
 from __future__ import annotations
 
-import getpass
 import importlib.util
 import json
 import keyword
 import re
 import textwrap
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from IPython.core.displayhook import DisplayHook
@@ -37,12 +40,10 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
-from . import errors
-from .cache import shared_cache
-from .client import DevKnowClient
-from .errors import DocumentNotFoundError, QuotaExceededError
-from .models import Answer, Document, DocumentChunk, Documents, SearchResults
 from .session import Session
+
+if TYPE_CHECKING:
+    from .client import DevKnowClient
 
 __all__ = [
     "QUOTA_FALLBACK_NOTICE",
@@ -56,8 +57,9 @@ __all__ = [
 _PLACEHOLDER_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # A leading option token: a quoted string or a run of non-blanks.
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
+# A variable, then any subscripts or attributes: `_devsearch[0]`, `hits[:3]`, `answer.references`.
+_VARIABLE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\[[^\]\n]*\]|\.[A-Za-z_]\w*)*")
 _EMPTY_OUTPUT = {"text/plain": ""}
-_NAME_TYPES = (str, SearchResults, DocumentChunk, Document, Documents)
 #: The notice %%devask puts on the search results it shows when the answer quota is used up.
 QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
@@ -267,6 +269,8 @@ class DevKnowMagics(Magics):
 
     @observe("cache_ttl", "cache_size")
     def _configure_cache(self, change: Any) -> None:
+        from .cache import shared_cache
+
         shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
 
     @observe("widgets")
@@ -277,7 +281,9 @@ class DevKnowMagics(Magics):
 
     @observe("short_errors")
     def _set_short_errors(self, change: Any) -> None:
-        errors.set_short_errors(change["new"])
+        from .errors import set_short_errors
+
+        set_short_errors(change["new"])
 
     def close(self) -> None:
         """Close the shared client (the extension is being unloaded)."""
@@ -291,28 +297,43 @@ class DevKnowMagics(Magics):
             self.shell.user_ns[out] = value
 
     def _names_from(self, tokens: list[str]) -> list[Any]:
-        """Document names, URLs, or the values of namespace variables named in ``tokens``."""
+        """Document names, URLs, or the values of namespace variables referred to in ``tokens``.
+
+        A token that is a variable reference (``hits``, ``_devsearch[0]``, ``hits[:3]``,
+        ``answer.references``) whose variable exists is evaluated in the user namespace; any other
+        token is a document name or page URL, which the client checks.
+        """
+        from .models import Answer
+
         items: list[Any] = []
         namespace = self.shell.user_ns
         for token in map(_unquote, tokens):
-            if not token.isidentifier():
-                items.append(token)  # a name or URL; the client checks it
+            reference = _VARIABLE_REFERENCE.fullmatch(token)
+            base = re.match(r"\w+", token).group(0) if reference else ""
+            if not reference or (base not in namespace and "[" not in token and not token.isidentifier()):
+                # A name or URL (`documents/...`, `https://...`, even `firebase.google.com`); the client checks it.
+                items.append(token)
                 continue
-            if token not in namespace:
+            if base not in namespace:
                 raise UsageError(f"{token!r} is neither a variable nor a document name or page URL.")
-            value = namespace[token]
+            value = self._evaluate(token) if token != base else namespace[token]
             if isinstance(value, Answer):
                 value = value.references
-            ok = isinstance(value, _NAME_TYPES) or (
-                isinstance(value, (list, tuple)) and all(isinstance(item, _NAME_TYPES) for item in value)
-            )
-            if not ok:
+            if not _names_value(value):
+                what = f"Variable {token} holds" if token == base else f"{token} gives"
                 raise UsageError(
-                    f"Variable {token} holds a {type(value).__name__}; %devget takes search hits, "
+                    f"{what} a {type(value).__name__}; %devget takes search hits, "
                     "documents, an answer, or document names and page URLs."
                 )
             items.append(value)
         return items
+
+    def _evaluate(self, reference: str) -> Any:
+        """The value of ``reference`` (e.g. ``_devsearch[0]``) in the user namespace; a failure is a UsageError."""
+        try:
+            return self.shell.ev(reference)
+        except Exception as exc:  # IndexError, KeyError, AttributeError, ...: say which reference failed
+            raise UsageError(f"Could not evaluate {reference}: {type(exc).__name__}: {exc}") from None
 
     # -- the magics -----------------------------------------------------------------------------
 
@@ -385,7 +406,8 @@ class DevKnowMagics(Magics):
         nargs="*",
         metavar="NAME",
         help="Document names (documents/...), page URLs (https://...), "
-        "or variables holding hits, search results, documents, an answer or names (e.g. _devsearch).",
+        "or variables holding hits, search results, documents, an answer or names, with any subscripts or "
+        "attributes (e.g. _devsearch, _devsearch[0], hits[:3], answer.references).",
     )
     @no_var_expand
     @output_can_be_silenced
@@ -400,6 +422,7 @@ class DevKnowMagics(Magics):
         Examples::
 
             %devget _devsearch
+            %devget _devsearch[0]
             %devget https://developers.google.com/knowledge/mcp
             %devget --raw documents/developers.google.com/knowledge/mcp
         """
@@ -412,8 +435,13 @@ class DevKnowMagics(Magics):
         with _Progress(self.shell, "Fetching…") as progress:
             client = self.session.client()
             if not _any_names(items):
+                from .models import Documents
+
                 documents = Documents()  # e.g. `%devget _devsearch` after a search that found nothing
             else:
+                from .errors import DocumentNotFoundError
+                from .models import Documents
+
                 try:
                     documents = client.get_documents(items, refresh=args.refresh)
                 except DocumentNotFoundError as exc:
@@ -461,6 +489,8 @@ class DevKnowMagics(Magics):
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
+        from .errors import QuotaExceededError
+
         with _Progress(self.shell, "Asking…"):
             client = self.session.client()
             try:
@@ -533,6 +563,8 @@ class DevKnowMagics(Magics):
                 raise UsageError(str(exc)) from None
             said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
         if args.clear_cache:
+            from .cache import shared_cache
+
             dropped = len(shared_cache())
             shared_cache().clear()
             said.append(f"Cache cleared ({dropped} entr{'y' if dropped == 1 else 'ies'} dropped).")
@@ -548,6 +580,10 @@ class DevKnowMagics(Magics):
         return None
 
     def _prompt_for_key(self) -> str:
+        import getpass
+
+        from .errors import register_secret
+
         try:
             key = getpass.getpass("Developer Knowledge API key (input hidden): ")
         except StdinNotImplementedError:
@@ -557,7 +593,7 @@ class DevKnowMagics(Magics):
         except (EOFError, KeyboardInterrupt):
             key = ""
         key = (key or "").strip()
-        errors.register_secret(key)
+        register_secret(key)
         if not key:
             raise UsageError("No key entered; nothing changed.")
         self.session.configure(api_key=key)
@@ -571,7 +607,17 @@ class DevKnowMagics(Magics):
         return explore(query or None, client=self.session.client())
 
 
+def _names_value(value: Any) -> bool:
+    """True when ``value`` is something %devget can fetch: names, hits, documents, or a list of them."""
+    from .models import Document, DocumentChunk, Documents, SearchResults
+
+    kinds = (str, SearchResults, DocumentChunk, Document, Documents)
+    return isinstance(value, kinds) or (isinstance(value, (list, tuple)) and all(isinstance(v, kinds) for v in value))
+
+
 def _any_names(items: list[Any]) -> bool:
+    from .models import Document, DocumentChunk
+
     for item in items:
         if isinstance(item, (str, DocumentChunk, Document)):
             return True

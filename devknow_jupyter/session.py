@@ -4,16 +4,18 @@ A :class:`Session` holds the settings that shape the client (endpoint, timeout, 
 prompt) and builds the client on first use. Changing a setting closes the client; the next call
 builds a new one. :class:`SessionStatus` is what ``%devknow`` shows: a small table that never
 contains the key.
+
+The client module (and with it models, cache and the transport) is imported when the first client
+is built, not when the extension loads: ``%load_ext`` stays cheap in a kernel that never searches.
 """
 
 from __future__ import annotations
 
-import html
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .client import DevKnowClient
-from .errors import DevKnowError, register_secret
+if TYPE_CHECKING:
+    from .client import DevKnowClient
 
 __all__ = ["PROMPTED_KEY_SOURCE", "Session", "SessionStatus"]
 
@@ -57,6 +59,8 @@ class Session:
             if timeout is not _UNSET:
                 self._timeout = float(timeout)
             if api_key is not _UNSET:
+                from .errors import register_secret
+
                 register_secret(api_key)
                 self._api_key = api_key or None
             if (self._endpoint, self._timeout, self._api_key) == before:
@@ -68,6 +72,8 @@ class Session:
         """The shared client, built now if there is none (may raise ``ConfigurationError``)."""
         with self._lock:
             if self._client is None:
+                from .client import DevKnowClient
+
                 client = DevKnowClient(self._endpoint, api_key=self._api_key, timeout=self._timeout, announce=False)
                 self._client = client
                 _show_notices(client.notices)
@@ -84,6 +90,8 @@ class Session:
 
     def status(self) -> SessionStatus:
         """Endpoint, backend, key source, cache figures and the server's tools, as a displayable table."""
+        from .errors import DevKnowError
+
         rows: list[tuple[str, str]] = []
         try:
             client = self.client()
@@ -150,6 +158,8 @@ class SessionStatus:
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        import html
+
         body = "".join(
             f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(name)}</th>"
             f"<td style='text-align:left'>{html.escape(value)}</td></tr>"

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import atexit
 import getpass
+import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -26,7 +30,7 @@ from devknow_jupyter.errors import (
 )
 from devknow_jupyter.models import Answer, Documents, SearchResults
 
-from .conftest import free_port
+from .conftest import ROOT, free_port
 
 KEY = "dk-test-SECRET-4f9a2c7e"
 WRONG_KEY = "dk-wrong-SECRET-90bd13"
@@ -104,6 +108,40 @@ def test_load_ext_registers_the_four_magics(ip):
     assert {"devsearch", "devget", "devknow"} <= set(line)
     assert "devask" in cell
     assert sum(type(c).__name__ == "DevKnowMagics" for c in ip.configurables) == 1
+
+
+LAZY_LOAD_PROBE = """
+import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "devknow_jupyter")
+loaded = sorted(m for m in sys.modules if m.startswith("devknow_jupyter"))
+with capture_output() as help_out:
+    shell.run_cell("%devsearch?")
+after_help = sorted(m for m in sys.modules if m.startswith("devknow_jupyter"))
+hits = shell.run_line_magic("devsearch", "answer quota")
+print(json.dumps({"loaded": loaded, "after_help": after_help, "help": help_out.stdout, "hits": len(hits),
+                  "client": "devknow_jupyter.client" in sys.modules}))
+"""
+
+
+def test_load_ext_defers_client_models_and_cache_to_first_use(tmp_path):
+    # A fresh interpreter: this test process has imported everything already.
+    env = {k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}
+    env.update(DEVKNOW_CACHE_DIR=str(tmp_path / "cache"), IPYTHONDIR=str(tmp_path / "ipython"))
+    env["DEVKNOW_ENDPOINT"] = "local"
+    done = subprocess.run(
+        [sys.executable, "-c", LAZY_LOAD_PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    seen_modules = json.loads(done.stdout.strip().splitlines()[-1])
+    for heavy in ("client", "models", "cache", "transport", "local"):
+        assert f"devknow_jupyter.{heavy}" not in seen_modules["loaded"], seen_modules["loaded"]
+    assert "devknow_jupyter.magics" in seen_modules["loaded"]
+    assert "Search Google's developer documentation" in seen_modules["help"] and "--source" in seen_modules["help"]
+    assert seen_modules["after_help"] == seen_modules["loaded"]  # %devsearch? needs none of them either
+    assert seen_modules["hits"] > 0 and seen_modules["client"]  # first use imports them and works
 
 
 def test_loading_twice_and_reload_ext_are_harmless(ip, sdk_server):
@@ -328,6 +366,57 @@ def test_devget_rejects_unknown_variables_and_wrong_types(ip, sdk_server_factory
     _, captured = run(ip, "%devget number")
     assert "Variable number holds a int" in captured.stderr
     assert server.calls() == []  # nothing was sent for these
+
+
+def test_devget_takes_subscripts_and_attributes_of_variables(ip, sdk_server_factory):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    hits = ip.run_line_magic("devsearch", "-o hits restrict an API key")
+    assert len(hits) >= 2
+
+    first = ip.run_line_magic("devget", "_devsearch[0]")
+    assert [doc.name for doc in first] == [hits[0].parent]
+    assert server.calls("get_documents")[-1]["arguments"]["names"] == [hits[0].parent]
+
+    two = ip.run_line_magic("devget", "hits[:2]")
+    assert [doc.name for doc in two] == hits.names[:2]
+
+    ip.user_ns["pages"] = {"mine": ["documents/docs.example.dev/quotas"]}
+    mine = ip.run_line_magic("devget", "pages['mine'] _devsearch[0]")
+    assert [doc.name for doc in mine] == ["documents/docs.example.dev/quotas", hits[0].parent]
+
+    run(ip, "%%devask -o answer\nHow do I restrict an API key?\n")
+    answer = ip.user_ns["answer"]
+    assert answer.references
+    docs = ip.run_line_magic("devget", "answer.references")
+    assert [doc.name for doc in docs] == list(answer.references)
+    assert ip.user_ns["_devget"] is docs
+
+
+def test_devget_references_that_fail_are_short_usage_errors(ip, sdk_server_factory):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    ip.run_line_magic("devsearch", "restrict an API key")
+    before = len(server.calls())
+    for code, message in (
+        ("%devget _devsearch[99]", "Could not evaluate _devsearch[99]: IndexError:"),
+        ("%devget missing[0]", "'missing[0]' is neither a variable nor a document name"),
+        ("%devget _devsearch.nothing", "Could not evaluate _devsearch.nothing: AttributeError:"),
+        ("%devget _devsearch.info", "_devsearch.info gives a ResultInfo; %devget takes search hits"),
+    ):
+        result, captured = run(ip, code)
+        assert not result.success and "UsageError" in captured.stderr and message in captured.stderr, code
+        assert "Traceback" not in captured.stderr
+    assert len(server.calls()) == before  # nothing was sent for these
+
+
+def test_devget_dotted_words_that_are_no_variable_go_to_the_client_as_names(ip, sdk_server_factory):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    result, captured = run(ip, "%devget docs.example.dev")  # looks like `name.attribute`, but `docs` is unset
+    assert isinstance(result.error_in_exec, DocumentNotFoundError)
+    assert "docs.example.dev" in seen(captured) and "UsageError" not in seen(captured)
+    assert len(server.calls("get_documents")) == 1
 
 
 def test_devget_after_an_empty_search_gives_empty_documents(ip, sdk_server):
