@@ -78,9 +78,10 @@ For example, collect the links of all hits:""",
 
 `%devget` fetches complete pages, as rendered Markdown. It accepts variables holding hits (such
 as `_devsearch`, for the pages of all hits), document names (`documents/...`, as the service names
-pages) and page URLs. Here: the page behind the first hit.""",
+pages) and page URLs. A variable may be followed by an index or an attribute: `_devsearch[0]`,
+`hits[:3]`, `answer.references`. Here: the page behind the first hit.""",
     ),
-    ("py", "first_hit = _devsearch[0]\n%devget first_hit"),
+    ("py", "%devget _devsearch[0]"),
     (
         "md",
         "By document name; the page URL `https://devknow-jupyter.dev/guide/quotas-and-limits` works too:",

@@ -142,7 +142,7 @@ def test_quickstart_runs(offline_env: Path) -> None:
     assert "create-an-api-key" in _text(search)  # and a readable text twin
     links = _text(_outputs(nb, "[hit.uri for hit in _devsearch]"))
     assert links.count("https://") >= 2
-    page = _text(_outputs(nb, "%devget first_hit"))
+    page = _text(_outputs(nb, "%devget _devsearch[0]"))
     assert "#" in page or "documents/" in page
     quotas = _text(_outputs(nb, "%devget documents/devknow-jupyter.dev/guide/quotas-and-limits"))
     assert "Quotas and limits" in quotas
