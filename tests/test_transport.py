@@ -166,6 +166,18 @@ def test_json_and_sse_replies_give_identical_results(start, era: str) -> None:
     assert [doc["name"] for doc in results[0][1]["documents"]] == [BUCKETS, QUOTAS]
 
 
+@pytest.mark.parametrize("era", ["legacy", "dual"])
+def test_sse_replies_keep_one_connection_alive(start, era: str) -> None:
+    server = start("--era", era, "--notify")  # --notify: progress notifications, so SSE in either era
+    with backend(server) as remote:
+        for _ in range(6):
+            assert remote.call_tool("search_documents", {"query": "bucket"})["results"]
+    rows = server.wire()
+    assert {row["content_type"].split(";")[0] for row in posts(rows, "tools/call")} == {"text/event-stream"}
+    assert len(posts(rows, "tools/call")) == 6
+    assert len({row["client_port"] for row in rows}) == 1  # every request, the DELETE too, on one TCP connection
+
+
 def test_server_ping_on_the_stream_is_answered(start) -> None:
     server = start("--era", "legacy", "--ping")
     with backend(server) as remote:

@@ -7,12 +7,14 @@ sessions that vanish, version errors, redirects.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from devknow_jupyter.errors import (
     AuthenticationError,
@@ -134,6 +136,84 @@ def test_a_stream_ending_twice_is_a_protocol_error() -> None:
 def test_malformed_replies_are_protocol_errors(reply, match: str) -> None:
     with ScriptedServer(modern_server(on_tools(reply))) as server, pytest.raises(ProtocolError, match=match):
         search(server.url)
+
+
+# -- kept-alive connections after SSE replies -------------------------------------------------------------
+
+CALLS = 5
+
+
+def sse_whole(events: list[str]) -> Response:
+    """An event stream sent as one body with a Content-Length (no chunked encoding), as some servers do."""
+    return Response("".join(events), media_type="text/event-stream")
+
+
+def chatter_after(answer: str) -> Response:
+    """Our reply, then keep-alive comments for ever: the stream never ends on its own."""
+
+    async def body():
+        yield answer.encode()
+        while True:
+            yield b": still here\r\n\r\n" * 64
+            await asyncio.sleep(0.001)
+
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+@pytest.mark.parametrize("framing", ["chunked", "content-length", "priming and a trailing notification"])
+def test_sse_replies_reuse_one_connection(era: str, framing: str) -> None:
+    def reply(call: Call) -> Response:
+        answer = event(result(call, tool_ok(HITS)))
+        if framing == "chunked":
+            return sse([answer])
+        if framing == "content-length":
+            return sse_whole([answer])
+        notice = event({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "bye"}})
+        return sse(["id: p-0\r\ndata:\r\n\r\n", answer, notice], pause=0.001)
+
+    handler = modern_server(on_tools(reply)) if era == "modern" else legacy_server(on_tools(reply))
+    with ScriptedServer(handler) as server:
+        with McpHttpBackend(server.url, api_key=SECRET) as remote:
+            for _ in range(CALLS):
+                assert remote.call_tool("search_documents", {"query": "q"}) == HITS
+            assert remote.era == era
+        assert len(server.connections("tools/call")) == CALLS
+        assert len(set(server.connections())) == 1  # discovery, handshake, every call (and DELETE): one connection
+
+
+@pytest.mark.timeout(60)  # a client that waited for this stream's end would wait 300 s
+def test_a_stream_left_open_after_the_reply_returns_at_once_and_its_connection_is_dropped() -> None:
+    def reply(call: Call) -> Response:
+        return sse([event(result(call, tool_ok(HITS)))], hang=600)
+
+    with ScriptedServer(modern_server(on_tools(reply))) as server:
+        with McpHttpBackend(server.url, timeout=300) as remote:
+            for _ in range(3):
+                assert remote.call_tool("search_documents", {"query": "q"}) == HITS
+        # Each open stream's connection was closed, not kept busy: every call came on a new one.
+        assert len(set(server.connections("tools/call"))) == 3
+
+
+@pytest.mark.timeout(60)
+def test_a_stream_that_keeps_talking_after_the_reply_is_cut_off() -> None:
+    def reply(call: Call) -> Response:
+        return chatter_after(event(result(call, tool_ok(HITS))))
+
+    with ScriptedServer(modern_server(on_tools(reply))) as server:
+        with McpHttpBackend(server.url, timeout=300) as remote:
+            for _ in range(2):
+                assert remote.call_tool("search_documents", {"query": "q"}) == HITS
+        assert len(set(server.connections("tools/call"))) == 2
+
+
+def test_a_connection_kept_from_an_sse_reply_serves_concurrent_calls() -> None:
+    # Threads share the pool: a connection handed back while one thread drains must serve another cleanly.
+    with ScriptedServer(modern_server(on_tools(lambda call: sse([event(result(call, tool_ok(HITS)))])))) as server:
+        with McpHttpBackend(server.url) as remote, ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda _: remote.call_tool("search_documents", {"query": "q"}), range(40)))
+        assert answers == [HITS] * 40
+        assert len(set(server.connections("tools/call"))) <= 4 < len(server.connections("tools/call"))
 
 
 # -- results (checklist 11) -----------------------------------------------------------------------------

@@ -5,8 +5,9 @@
 move to another HTTP library stays a change to this package alone.
 
 Modules: ``mcp_http`` (the backend: eras, sessions, exchanges), ``sse`` (reading one reply from an
-event stream), ``wire`` (versions, headers and envelopes), ``replies`` (results and error mapping),
-``retry`` (when to retry and how long to wait).
+event stream), ``keepalive`` (reading a stream's end briefly, so its connection is reused), ``wire``
+(versions, headers and envelopes), ``replies`` (results and error mapping), ``retry`` (when to retry
+and how long to wait).
 """
 
 from __future__ import annotations

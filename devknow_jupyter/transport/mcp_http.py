@@ -3,7 +3,8 @@
 Layers, bottom up (each a method group below):
 
 1. ``_post``: one HTTP exchange. Same-origin 307/308 redirects, a JSON or SSE reply, server pings
-   answered, Ctrl-C turned into a cancel.
+   answered, Ctrl-C turned into a cancel. After an SSE reply the stream's end is read briefly, so the
+   connection stays alive (:mod:`.keepalive`).
 2. ``_roundtrip``: retries. Connect errors, 502/503/504 and (for search/get only) 429, with capped
    backoff and ``Retry-After``; one re-send when an event stream ends without our reply.
 3. ``_rpc``: the era. Discovered once (``server/discover`` first, ``initialize`` when the server is of
@@ -32,7 +33,7 @@ import httpx
 
 from .._version import __version__
 from ..errors import ConfigurationError, DevKnowError, ProtocolError, RequestTimeout, TransportError, register_secret
-from . import wire
+from . import keepalive, wire
 from .replies import error_member, http_failure, rpc_failure, tool_result
 from .retry import RetryPolicy, parse_retry_after
 from .sse import read_reply
@@ -148,6 +149,9 @@ class McpHttpBackend:
         self._tools: list[dict[str, Any]] | None = None
         self._tools_expire: float | None = None
         self._closed = False
+        # How long to wait for an event stream's end after our reply. Short once a server left a stream
+        # open, so such a server costs the full wait once, not on every call; a prompt end restores it.
+        self._drain_seconds = keepalive.DRAIN_SECONDS
 
     # -- introspection ----------------------------------------------------------------------------
 
@@ -507,7 +511,9 @@ class McpHttpBackend:
         log.debug("%s %s -> %s %s", response.request.method, request_id, status, content_type or "-")
         wants_reply = request_id is not None and status < 300
         if wants_reply and content_type == "text/event-stream":
-            reply.body = read_reply(response, request_id, lambda request: self._answer(request, state))
+            reply.body = read_reply(
+                response, request_id, lambda request: self._answer(request, state), after=self._drain(response)
+            )
             if reply.body is None:
                 raise _StreamEnded()
             return reply
@@ -529,6 +535,13 @@ class McpHttpBackend:
         except ValueError:
             reply.text = raw[:300].decode("utf-8", "replace")
         return reply
+
+    def _drain(self, response: httpx.Response) -> Callable[[Any], None]:
+        def after(events: Any) -> None:
+            ended = keepalive.drain(response, events, seconds=self._drain_seconds)
+            self._drain_seconds = keepalive.DRAIN_SECONDS if ended else keepalive.SHORT_DRAIN_SECONDS
+
+        return after
 
     def _check_id(self, body: Any, request_id: Any) -> None:
         if not isinstance(body, dict):

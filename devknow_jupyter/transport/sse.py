@@ -3,7 +3,8 @@
 The framing (CR, LF and CRLF line ends, comments, multi-line ``data:``) is httpx-sse's. On top of
 it this module applies MCP's rules (``shared/notes/mcp-protocol.md`` §4): skip priming events (empty
 data) and notifications, hand server requests (``ping``) to a callback, and stop at the response
-whose id is ours. Events may be large: 20 whole pages easily pass 1 MiB, so the cap is far higher.
+whose id is ours (``after`` may then read the stream's end: see :mod:`.keepalive`). Events may be
+large: 20 whole pages easily pass 1 MiB, so the cap is far higher.
 (httpx-sse holds back a chunk's final bare CR until it sees whether LF follows; servers use CRLF or LF.)
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -33,13 +34,29 @@ def read_reply(
     on_server_request: Callable[[dict[str, Any]], None],
     *,
     max_event_chars: int = MAX_EVENT_CHARS,
+    after: Callable[[Iterator[Any]], object] | None = None,
 ) -> dict[str, Any] | None:
     """The JSON-RPC response to ``request_id`` from an SSE ``response``, or None if the stream ends first.
 
-    Raises :class:`~devknow_jupyter.errors.ProtocolError` for an event that is not JSON-RPC.
+    ``after``, if given, gets the event iterator once the reply is found (the same one: leaving it
+    unfinished would drop the connection). Raises :class:`~devknow_jupyter.errors.ProtocolError` for
+    an event that is not JSON-RPC.
     """
+    events = EventSource(response).iter_sse()
+    reply = _find_reply(events, request_id, on_server_request, max_event_chars)
+    if reply is not None and after is not None:
+        after(events)
+    return reply
+
+
+def _find_reply(
+    events: Iterator[Any],
+    request_id: int | str,
+    on_server_request: Callable[[dict[str, Any]], None],
+    max_event_chars: int,
+) -> dict[str, Any] | None:
     try:
-        for event in EventSource(response).iter_sse():
+        for event in events:
             if not event.data:  # a priming event (id, empty data) or a bare id/retry line
                 continue
             if event.event not in ("", "message"):

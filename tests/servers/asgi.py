@@ -60,7 +60,8 @@ def _header(scope: dict[str, Any], name: bytes) -> str | None:
 
 
 class WireLog:
-    """Append one JSON line per HTTP request: method, headers, JSON body, status and content type."""
+    """Append one JSON line per HTTP request: method, headers, JSON body, status, content type and the
+    client's port (one per TCP connection)."""
 
     def __init__(self, app: Any, path: str) -> None:
         self.app, self.path = app, Path(path)
@@ -76,6 +77,7 @@ class WireLog:
             "headers": {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]},
             "query": scope.get("query_string", b"").decode("latin-1"),
             "body": _json(body),
+            "client_port": (scope.get("client") or (None, None))[1],
         }
 
         async def watch(message: dict[str, Any]) -> None:

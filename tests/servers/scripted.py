@@ -3,7 +3,7 @@
 Each test passes a handler that gets the :class:`Call` (method, headers, JSON body, its number) and
 returns a Starlette response: a 503 then a success, a 429 with ``Retry-After``, a malformed or
 CRLF event stream, a stream that ends early, a hang past the timeout. Everything received is kept
-in :attr:`ScriptedServer.calls`.
+in :attr:`ScriptedServer.calls`, with the client's address (one port per TCP connection).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class Call:
     method: str
     headers: dict[str, str]  # lowercase names
     body: Any  # the JSON body, or None
+    client: tuple[str, int] | None = None  # the peer's (host, port): one port per TCP connection
 
     @property
     def rpc_method(self) -> str | None:
@@ -87,6 +88,10 @@ class ScriptedServer:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
+    def connections(self, method: str | None = None) -> list[tuple[str, int] | None]:
+        """The client address of each request (of JSON-RPC ``method`` only, if given), in order."""
+        return [call.client for call in self.calls if method is None or call.rpc_method == method]
+
     def rpc_methods(self) -> list[str | None]:
         """The JSON-RPC method of each POST, in order (None for a response or a non-JSON body)."""
         return [call.rpc_method for call in self.calls if call.method == "POST"]
@@ -106,7 +111,8 @@ class ScriptedServer:
         except ValueError:
             body = None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        call = Call(len(self.calls), scope["method"], headers, body)
+        client = tuple(scope["client"]) if scope.get("client") else None
+        call = Call(len(self.calls), scope["method"], headers, body, client)
         self.calls.append(call)
         response = self.handler(call)
         if asyncio.iscoroutine(response):

@@ -1,0 +1,92 @@
+"""Reading the rest of an event stream after our reply, briefly, so its connection can be kept alive.
+
+``read_reply`` stops at the response whose id is ours. Closing the response there, with the stream's
+end unread, makes httpcore drop the connection (h11 is not at the end of the message), so every SSE
+call would open a new TCP connection (and, against Google, do a new TLS handshake). Servers usually
+end the stream right after the response, and the end (a ``0\\r\\n\\r\\n`` chunk, or nothing more for a
+``Content-Length`` body) is often already buffered or a moment behind. So we go on reading the *same*
+event iterator (a new one would find the stream consumed), but only briefly: a server may also leave
+the stream open.
+
+How the wait is bounded: httpcore takes the read timeout from the request once, when the body starts,
+so it can't be shortened mid-response. Instead, for the drain, the connection's network stream (the
+``network_stream`` response extension, HTTP/1.1 only) gets a ``read`` that waits at most until a
+deadline and stops after a byte budget. Its own reads only: the thread is checked, since the
+connection goes back to the pool the moment the stream ends. When anything is not as expected (no
+network stream, HTTP/2, an error, the deadline), the response is closed as before: the connection is
+dropped, never waited on for longer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "SHORT_DRAIN_SECONDS", "drain"]
+
+#: The longest wait for the end of a stream after our reply.
+DRAIN_SECONDS = 0.05
+#: The wait once a server has left a stream open (what is already there is still read).
+SHORT_DRAIN_SECONDS = 0.005
+#: At most this many more bytes are read from the network after our reply.
+DRAIN_BYTES = 64 * 1024
+
+log = logging.getLogger("devknow_jupyter.transport")
+
+
+class _Stop(Exception):
+    """Internal: the drain's deadline or byte budget is used up (raised from inside httpcore's read)."""
+
+
+def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, max_bytes: int = DRAIN_BYTES) -> bool:
+    """Read ``events`` (the iterator that gave our reply) to its end within ``seconds`` and ``max_bytes``.
+
+    Returns True when the stream ended in time (its connection can be reused), False otherwise. Never
+    raises for a network or stream problem: the caller closes the response either way.
+    """
+    stream = response.extensions.get("network_stream")
+    if seconds <= 0 or stream is None or response.http_version != "HTTP/1.1":
+        return False  # HTTP/2 resets just the stream; an unknown transport can't be bounded
+    read = getattr(stream, "read", None)
+    if not callable(read):
+        return False
+    owner = threading.get_ident()
+    deadline = time.monotonic() + seconds
+    left = max_bytes
+
+    def bounded_read(size: int, timeout: float | None = None) -> bytes:
+        nonlocal left
+        if threading.get_ident() != owner:  # another request on this connection, back in the pool
+            return read(size, timeout)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or left <= 0:
+            raise _Stop()
+        data = read(size, remaining if timeout is None else min(timeout, remaining))
+        left -= len(data)
+        return data
+
+    own = vars(stream).get("read") if hasattr(stream, "__dict__") else None
+    try:
+        stream.read = bounded_read
+    except (AttributeError, TypeError):
+        return False
+    try:
+        for _ in events:
+            pass  # anything after our reply (a stray notification, keep-alive comments) is not ours
+        return True
+    except (_Stop, httpx.HTTPError) as exc:
+        log.debug("the event stream stayed open after the reply (%s); closing it", type(exc).__name__)
+        return False
+    except Exception as exc:  # a malformed tail: not worth an error, the reply is already in
+        log.debug("could not read the end of the event stream: %s", type(exc).__name__)
+        return False
+    finally:
+        if own is None:
+            del stream.read
+        else:
+            stream.read = own
