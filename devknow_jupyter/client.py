@@ -301,12 +301,15 @@ class DevKnowClient:
     # -- status and lifecycle -------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Endpoint, backend, where the key came from (never the key), and cache figures."""
+        """Endpoint, backend, the MCP era and protocol version once the server told them (None until then,
+        and for the local backend), where the key came from (never the key), and cache figures."""
         stats = self.cache.stats()
         return {
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
             "backend": self.backend_kind,
+            "era": getattr(self._backend, "era", None),
+            "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),
             "timeout": self.timeout,
             "cache_size": stats.size,

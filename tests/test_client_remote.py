@@ -83,7 +83,24 @@ def test_search_get_answer_and_tools_in_the_service_shapes(server) -> None:
         tools = client.list_tools()
         assert [tool["name"] for tool in tools] == ["search_documents", "get_documents", "answer_query"]
         assert tools[1]["inputSchema"]["properties"]["names"]["maxItems"] == 20
-        assert client.status()["backend"] == "remote"
+        status = client.status()
+        assert status["backend"] == "remote"
+        legacy = "legacy" in server.args  # the dual-era server is found modern by server/discover
+        expected = ("handshake", "2025-11-25") if legacy else ("modern", "2026-07-28")
+        assert (status["era"], status["protocol_version"]) == expected
+        session = client.backend.session_id
+        assert (session is not None) == (legacy and "--stateless" not in server.args)
+        assert session is None or session not in repr(status)  # the era, never the session id
+
+
+def test_status_names_no_era_before_the_first_call_nor_for_the_local_backend(server) -> None:
+    with DevKnowClient(server.url) as client:
+        assert (client.status()["era"], client.status()["protocol_version"]) == (None, None)
+    folder = Path(__file__).parent / "fixtures" / "docs"
+    with DevKnowClient(f"local:{folder}") as local:
+        assert local.search_documents("bucket")
+        status = local.status()
+        assert status["backend"] == "local" and (status["era"], status["protocol_version"]) == (None, None)
 
 
 def test_unicode_documents_round_trip(server) -> None:
