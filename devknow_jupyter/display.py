@@ -67,6 +67,8 @@ class DisplayOptions:
         page_size: Hits (and documents) shown at first; a "Show more" button adds this many more.
         max_chars: Render at most about this many characters of a document (cut at a paragraph), with a
             "truncated, N of M characters" note and, in the widget, a "Show all" button. 0 or None: no limit.
+        preview_chars: Characters of each passage shown in a hit list (cut at a block boundary, fading out;
+            the whole page is one Open away). 0: whole passages.
         plain_chars: Characters of a document or answer shown in ``text/plain`` (terminals).
         toc_min_headings: Documents with at least this many headings get a table of contents (0: never).
         raw: Show documents' Markdown source instead of rendering it.
@@ -76,6 +78,7 @@ class DisplayOptions:
     widgets_outside_kernel: bool = False
     page_size: int = 10
     max_chars: int | None = 100_000
+    preview_chars: int = 600
     plain_chars: int = 2_000
     toc_min_headings: int = 4
     raw: bool = False
@@ -90,7 +93,7 @@ class DisplayOptions:
         elif name == "max_chars":
             if value is not None and (not isinstance(value, int) or value < 0):
                 raise ValueError(f"max_chars must be 0/None (no limit) or a positive integer, not {value!r}")
-        elif name in ("plain_chars", "toc_min_headings"):
+        elif name in ("plain_chars", "toc_min_headings", "preview_chars"):
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
         elif name not in {f.name for f in dataclasses.fields(self)}:
@@ -183,11 +186,12 @@ def _views(obj: Any, opts: DisplayOptions) -> dict[str, Callable[[], Any]] | Non
     from .render import static
 
     limit = opts.max_chars or None
+    preview = opts.preview_chars or None
     if isinstance(obj, SearchResults):
         return {
             "text/plain": lambda: static.hits_plain(obj),
-            "text/markdown": lambda: static.hits_markdown(obj, max_chars=limit),
-            "text/html": lambda: static.hits_html(obj, max_chars=limit),
+            "text/markdown": lambda: static.hits_markdown(obj, max_chars=limit, preview_chars=preview),
+            "text/html": lambda: static.hits_html(obj, max_chars=limit, preview_chars=preview),
         }
     if isinstance(obj, DocumentChunk):
         return {

@@ -146,6 +146,19 @@ def test_search_results_markdown_and_html_carry_the_same_hits() -> None:
     assert html.count('class="devknow-hit"') == 3 and "Filtered here to docs.example.dev." in html
 
 
+def test_hit_lists_show_passage_previews_and_a_hit_alone_its_whole_passage() -> None:
+    long = "".join(f"Point {i}: keep buckets near the code that reads them.\n\n" for i in range(40))
+    hits = SearchResults("region", [DocumentChunk(BUCKETS, "9", long)])
+    bundle = display.mimebundle(hits, widgets=False)
+    for mime in ("text/markdown", "text/html"):
+        assert "Point 3:" in bundle[mime] and "Point 39:" not in bundle[mime], mime
+    assert bundle["text/markdown"].rstrip().endswith("…") and "devknow-clamped" in bundle["text/html"]
+    whole = display.mimebundle(hits, widgets=False, preview_chars=0)
+    assert "Point 39:" in whole["text/markdown"] and "Point 39:" in whole["text/html"]
+    alone = display.mimebundle(hits[0], widgets=False)
+    assert "Point 39:" in alone["text/markdown"] and "Point 39:" in alone["text/html"]
+
+
 def test_empty_results_say_so() -> None:
     bundle = display.mimebundle(SearchResults("nothing matches", []), widgets=False)
     assert bundle["text/plain"].startswith("0 hits for 'nothing matches'")
@@ -242,6 +255,8 @@ def test_options_are_checked_when_set() -> None:
         display.options.page_size = 0
     with pytest.raises(ValueError, match="max_chars"):
         display.options.max_chars = -5
+    with pytest.raises(ValueError, match="preview_chars"):
+        display.options.preview_chars = -1
     with pytest.raises(AttributeError, match="no option 'widget'"):
         display.options.widget = False  # type: ignore[attr-defined]
     assert display.options.page_size == 10

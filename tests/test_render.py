@@ -19,6 +19,7 @@ from devknow_jupyter.render.markdown import (
     ID_PREFIX,
     escape_markdown,
     plain_excerpt,
+    preview_markdown,
     render_markdown,
     safe_markdown,
     safe_url,
@@ -295,6 +296,75 @@ def test_hit_html_has_title_link_name_and_passage_without_repeating_the_title() 
     assert text.startswith("3. Choose a region") and text.count("Choose a region") == 1
     assert elements.find("a")[0]["href"] == "https://docs.example.dev/storage/buckets"
     assert BUCKETS["name"] in text and "Keep the bucket close." in text
+
+
+# -- passage previews and names -------------------------------------------------------------------------------
+
+
+def test_preview_keeps_short_passages_whole() -> None:
+    text = "## Choose a region\n\nKeep the bucket close.\n"
+    assert preview_markdown(text, 600) == (text, False)
+    assert preview_markdown("x " * 2000, 0) == ("x " * 2000, False)  # 0: no preview, all of it
+
+
+def test_preview_cuts_at_a_block_boundary_within_the_budget() -> None:
+    text = "".join(f"Paragraph {i} says something useful about buckets here.\n\n" for i in range(40))
+    shown, cut = preview_markdown(text, 600)
+    assert cut and len(shown) <= 600 and shown.endswith("buckets here.") and "Paragraph 3 " in shown
+    assert text.startswith(shown)  # whole blocks, nothing rewritten
+    lines, _ = preview_markdown("\n\n".join(f"- item {i}" for i in range(40)), 600, max_lines=5)
+    assert lines.count("- item") == 5  # the line budget holds for short lines too
+
+
+def test_preview_inside_a_long_code_block_keeps_whole_lines_and_closes_the_fence() -> None:
+    text = "Run:\n\n```python\n" + "\n".join(f"value_{i} = compute({i})" for i in range(200)) + "\n```\n\nDone.\n"
+    shown, cut = preview_markdown(text, 600)
+    assert cut and shown.endswith("\n```") and shown.count("```") == 2 and "Done." not in shown
+    assert all(line.startswith(("value_", "```", "Run:")) or not line for line in shown.splitlines())
+    html = render_markdown(shown).html
+    assert html.count("<pre>") == 1 and "value_0" in html
+
+
+def test_preview_does_not_end_on_a_heading_whose_section_it_leaves_out() -> None:
+    text = "Intro " * 60 + "\n\n## Create it with the CLI\n\n```sh\n" + "tool create --flag\n" * 60 + "```\n"
+    shown, cut = preview_markdown(text, 600)
+    assert cut and shown == ("Intro " * 60).rstrip()
+
+
+def test_preview_of_one_long_paragraph_ends_between_words() -> None:
+    text = " ".join(f"word{i}" for i in range(400))
+    shown, cut = preview_markdown(text, 600)
+    assert cut and len(shown) <= 600 and text.startswith(shown) and text[len(shown)] == " "
+
+
+def test_hit_html_and_markdown_show_the_preview_with_a_cue() -> None:
+    content = "## Steps\n\n" + "".join(f"Step {i} of the guide, with enough words to count.\n\n" for i in range(60))
+    hit = DocumentChunk(parent=BUCKETS["name"], id="1", content=content)
+    html = static.hit_html(hit, 1, preview_chars=600)
+    assert "Step 2 of" in html and "Step 59 of" not in html
+    assert 'class="devknow-chunk devknow-body devknow-clamped"' in html
+    assert '<div class="devknow-more" title="Passage shortened; open the page to read it all."' in html
+    assert ".devknow-clamped {" in CSS and "mask-image" in CSS and ".devknow-clamped .devknow-more" in CSS
+    markdown = static.hit_markdown(hit, 1, preview_chars=600)
+    assert "Step 2 of" in markdown and "Step 59 of" not in markdown and markdown.endswith("\n\n…\n")
+    full = static.hit_html(hit, 1)
+    assert "Step 59 of" in full and "devknow-clamped" not in full and "devknow-more" not in full
+
+
+def test_names_wrap_at_slashes_not_at_hyphens() -> None:
+    name = "documents/devknow-jupyter.dev/guide/get-documents-tool"
+    assert static.path_html(name) == (
+        'documents/<wbr><span class="devknow-nobr">devknow-jupyter.dev</span>/<wbr>guide/<wbr>'
+        '<span class="devknow-nobr">get-documents-tool</span>'
+    )
+    assert static.path_html("a/<b>-x") == 'a/<wbr><span class="devknow-nobr">&lt;b&gt;-x</span>'
+    assert "devknow-nobr" not in static.path_html("x/" + "-" * 41)  # a segment longer than a line may still break
+    ref = static.reference_html(name, 1)
+    assert 'href="https://devknow-jupyter.dev/guide/get-documents-tool"' in ref
+    assert ref.count("<wbr>") == 3 + 3 and "".join(Elements(ref).text).startswith(
+        "1. https://devknow-jupyter.dev/guide/get-documents-tool documents/devknow-jupyter.dev/guide/get-documents-tool"
+    )
+    assert ".devknow-nobr { white-space: nowrap; }" in CSS
 
 
 def test_every_page_has_exactly_our_style_block() -> None:

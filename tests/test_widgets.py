@@ -94,9 +94,16 @@ def models(widget: Any, seen: set[str] | None = None) -> set[str]:
 
 def test_widget_count_is_bounded_by_the_page_not_the_results() -> None:
     small, large = HitList(many_hits(10)), HitList(many_hits(500))
-    assert len(models(small)) == len(models(large)) < 70
+    assert len(models(small)) == len(models(large)) < 50
     large.more_button.click()
-    assert len(large.hit_views) == 20 and len(models(large)) < 120
+    assert len(large.hit_views) == 20 and len(models(large)) < 80
+
+
+def test_a_closed_hit_costs_three_widgets_and_its_page_area_comes_with_the_first_open() -> None:
+    ten = HitList(many_hits(10))
+    eleven = HitList(many_hits(11), options=display.DisplayOptions(page_size=11))
+    assert len(models(eleven)) - len(models(ten)) == 3  # the hit's box, its HTML and its button
+    assert not any(hit.toggle.has_area for hit in eleven.hit_views)
 
 
 def test_short_lists_have_no_show_more() -> None:
@@ -111,7 +118,7 @@ def test_each_hit_has_title_link_passage_and_open_button(client: DevKnowClient) 
         first.html.value
     )
     assert first.toggle.button.description == "Open" and not first.toggle.button.disabled
-    assert first.children == (first.html, first.toggle.button, first.toggle.area)
+    assert first.children == (first.html, first.toggle.button) and not first.toggle.has_area
 
 
 # -- Open / Close ----------------------------------------------------------------------------------------------
@@ -125,14 +132,19 @@ def test_open_fetches_once_shows_in_place_and_folds(client: DevKnowClient, sdk_s
     hit.toggle.button.click()
     assert HEADING in html_text(hit.toggle.area)
     assert hit.toggle.button.description == "Close"
+    assert hit.children == (hit.html, hit.toggle.button, hit.toggle.area)  # the area, right below the button
+    assert "devknow-hit-open" in hit._dom_classes  # the stylesheet hides the passage: the page shows it
     calls = sdk_server.calls("get_documents")[before:]
     assert calls == [{"tool": "get_documents", "arguments": {"names": [BUCKETS]}}]
 
+    area = hit.toggle.area
     hit.toggle.button.click()  # fold
     assert hit.toggle.area.children == () and hit.toggle.button.description == "Open"
+    assert "devknow-hit-open" not in hit._dom_classes
 
-    hit.toggle.button.click()  # open again: no new request
+    hit.toggle.button.click()  # open again: no new request, no second area
     assert HEADING in html_text(hit.toggle.area)
+    assert hit.toggle.area is area and hit.children == (hit.html, hit.toggle.button, area)
     assert len(sdk_server.calls("get_documents")) == before + 1
 
 
@@ -165,6 +177,7 @@ def test_a_server_that_went_away_shows_one_error_line(sdk_server_factory: Any) -
         text = html_text(hit.toggle.area)
         assert "devknow-error" in text and "TransportError: Could not connect" in text and "Traceback" not in text
         assert hit.toggle.button.description == "Open"
+        assert "devknow-hit-open" not in hit._dom_classes  # nothing opened: the passage stays in view
 
 
 def test_hits_built_by_hand_cannot_open() -> None:
@@ -173,6 +186,22 @@ def test_hits_built_by_hand_cannot_open() -> None:
     assert toggle.button.disabled and "No client" in toggle.button.tooltip
     toggle.button.click()
     assert toggle.area.children == ()
+
+
+LONG_PASSAGE = (
+    "Intro to the steps.\n\n" + "".join(f"## Step {i}\n\nDo thing {i} carefully. Then check it.\n\n" for i in range(12))
+)
+
+
+def test_hits_show_a_short_preview_and_a_hit_alone_shows_its_whole_passage() -> None:
+    results = SearchResults("steps", [DocumentChunk("documents/docs.example.dev/steps", "1", LONG_PASSAGE)])
+    hit = HitList(results).hit_views[0]
+    assert "Step 2</h2>" in hit.html.value and "Step 11</h2>" not in hit.html.value
+    assert 'class="devknow-chunk devknow-body devknow-clamped"' in hit.html.value  # fades out at the bottom
+    whole = HitList(results, options=display.DisplayOptions(preview_chars=0)).hit_views[0]
+    assert "Step 11</h2>" in whole.html.value and "devknow-clamped" not in whole.html.value
+    alone = view_for(results[0])
+    assert "Step 11</h2>" in alone.html.value
 
 
 # -- documents ------------------------------------------------------------------------------------------------
@@ -228,10 +257,14 @@ def test_answer_view_renders_the_answer_and_opens_references(client: DevKnowClie
     assert 'class="devknow-refs">References' in value
     first = view.toggles[0]
     assert f"1. <a href=\"https://{answer.references[0].removeprefix('documents/')}\"" in html_text(view)
+    assert not any(toggle.has_area for toggle in view.toggles)  # areas come with the first Open
     before = len(sdk_server.calls("get_documents"))
     first.button.click()
     assert first.button.description == "Close" and "</h1>" in html_text(first.area)
     assert len(sdk_server.calls("get_documents")) == before + 1
+    rows = list(view.children)
+    assert first.button in rows[1].children and rows[2] is first.area  # the page sits right below its row
+    assert [toggle.has_area for toggle in view.toggles] == [True] + [False] * (len(view.toggles) - 1)
 
 
 def test_extractive_answers_are_labelled() -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "TocEntry",
     "escape_markdown",
     "plain_excerpt",
+    "preview_markdown",
     "render_markdown",
     "safe_markdown",
     "safe_url",
@@ -75,6 +76,7 @@ _ATTRIBUTES: dict[str, set[str]] = {
 }
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 _local = threading.local()
 
 
@@ -327,6 +329,67 @@ def truncate_markdown(text: str, max_chars: int | None) -> tuple[str, int]:
     head = text[:cut]
     fence = _open_fence(head)
     return (f"{head}\n{fence}\n" if fence else head), cut
+
+
+def preview_markdown(text: str, max_chars: int = 600, max_lines: int | None = None) -> tuple[str, bool]:
+    """The start of ``text`` as a short preview: at most ``max_chars`` characters and ``max_lines`` non-blank
+    lines (default: one per 75 characters, at least 4), cut at a block boundary where that keeps at least
+    half of it, else inside the block (code keeps whole lines and its fence is closed; prose is cut
+    between words).
+
+    Returns the preview and whether anything was left out (callers add their own "more" cue).
+    """
+    if not max_chars or max_chars <= 0:
+        return text, False
+    max_lines = max_lines if max_lines is not None else max(4, max_chars // 75)
+    lines = text.splitlines()
+    kept: list[str] = []
+    used = nonblank = block_end = block_chars = 0
+    fence: str | None = None
+    stopped_at: str | None = None
+    too_long = False  # stopped by the character budget (not the line budget): the line may be cut
+    for line in lines:
+        blank = not line.strip()
+        too_long = used + len(line) + 1 > max_chars
+        if too_long or (not blank and nonblank + 1 > max_lines):
+            stopped_at = line
+            break
+        kept.append(line)
+        used += len(line) + 1
+        nonblank += not blank
+        marker = _FENCE_LINE.match(line)
+        closed_fence = False
+        if marker is not None:
+            mark, rest = marker.group(1), marker.group(2)
+            if fence is None and not (mark[0] == "`" and "`" in rest):
+                fence = mark
+            elif fence is not None and mark[0] == fence[0] and len(mark) >= len(fence) and not rest.strip():
+                fence, closed_fence = None, True
+        if (blank and fence is None) or closed_fence:
+            block_end, block_chars = len(kept), used
+    if stopped_at is None or not any(line.strip() for line in lines[len(kept) :]):
+        return text, False
+    if block_end and block_chars >= max_chars // 2:
+        return _without_trailing_headings(kept[:block_end]), True
+    if fence is not None:
+        if _FENCE_LINE.match(kept[-1]):  # not one line of the code fits: leave the block out
+            return _without_trailing_headings(kept[:-1]), True
+        return "\n".join([*kept, fence]), True
+    room = max_chars - used
+    prose = stopped_at.strip() and not stopped_at.lstrip().startswith(("|", "#", "<"))
+    if too_long and ((prose and room >= 40) or not kept):
+        head = stopped_at[:room]
+        cut = head.rfind(" ")
+        kept.append((head[:cut] if cut > len(stopped_at) - len(stopped_at.lstrip()) else head).rstrip())
+    return _without_trailing_headings(kept), True
+
+
+def _without_trailing_headings(lines: list[str]) -> str:
+    # A preview must not end on a heading whose section it leaves out.
+    end = len(lines)
+    while end and (not lines[end - 1].strip() or _HEADING.match(lines[end - 1])):
+        end -= 1
+    return "\n".join(lines[:end] if end else lines).rstrip()
 
 
 def _open_fence(text: str) -> str | None:

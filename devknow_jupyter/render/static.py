@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit
 from .markdown import (
     escape_markdown,
     plain_excerpt,
+    preview_markdown,
     render_markdown,
     safe_markdown,
     safe_url,
@@ -56,11 +57,14 @@ __all__ = [
     "info_summary",
     "link_html",
     "page",
+    "path_html",
     "reference_html",
     "truncation_note",
 ]
 
 EXTRACTIVE_NOTE = "Extractive answer from the offline index: passages quoted, not generated."
+#: What the "more" cue under a shortened passage says to screen readers and on hover.
+PREVIEW_NOTE = "Passage shortened; open the page to read it all."
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 
 
@@ -73,10 +77,33 @@ def page(inner: str, *classes: str) -> str:
     return f'{style_block()}\n<div class="{names}">{inner}</div>'
 
 
-def link_html(url: str, text: str | None = None, *, base_url: str | None = None) -> str:
-    """An escaped link opening in a new tab, or just the escaped text when ``url`` is not safe."""
+def path_html(text: str) -> str:
+    """``text`` escaped, with line breaks allowed after each ``/`` and not inside a hyphenated path segment.
+
+    Browsers break long names at hyphens (``get-documents-`` / ``tool``); here a name wraps at its
+    slashes instead (``<wbr>``), and only a segment too long for any line still breaks where it must.
+    """
+    segments = str(text).split("/")
+    parts = [
+        f'<span class="devknow-nobr">{html.escape(segment)}</span>'
+        if "-" in segment and len(segment) <= 40
+        else html.escape(segment)
+        for segment in segments
+    ]
+    # No break opportunity inside "//" (https://): only before a segment with text.
+    return "".join(
+        part + ("" if i == len(parts) - 1 else "/<wbr>" if segments[i + 1] else "/") for i, part in enumerate(parts)
+    )
+
+
+def link_html(url: str, text: str | None = None, *, base_url: str | None = None, path: bool = False) -> str:
+    """An escaped link opening in a new tab, or just the escaped text when ``url`` is not safe.
+
+    ``path``: the label is a URL or document name, wrapped at its slashes (:func:`path_html`).
+    """
     target = safe_url(url, base_url)
-    label = html.escape(text if text is not None else url)
+    shown = text if text is not None else url
+    label = path_html(shown) if path else html.escape(shown)
     if not target or target.startswith("#"):
         return label
     return f'<a href="{html.escape(target, quote=True)}" target="_blank" rel="noopener noreferrer">{label}</a>'
@@ -173,38 +200,59 @@ def hits_header_html(results: SearchResults) -> str:
     return "".join(parts)
 
 
-def hit_html(hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None) -> str:
-    """One hit as inner HTML: numbered title linking to the page, document name, rendered passage."""
+def _passage(hit: DocumentChunk, preview_chars: int | None) -> tuple[str, bool]:
+    """The passage's Markdown, shortened to a preview when ``preview_chars`` is set; and whether it was."""
+    body = _chunk_body(hit)
+    return preview_markdown(body, preview_chars) if preview_chars else (body, False)
+
+
+def hit_html(
+    hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None, preview_chars: int | None = None
+) -> str:
+    """One hit as inner HTML: numbered title linking to the page, document name, rendered passage.
+
+    ``preview_chars``: show only the start of the passage (:func:`~.markdown.preview_markdown`), fading
+    out at the bottom, as hit lists do; None shows all of it.
+    """
     prefix = f"{number}. " if number is not None else ""
-    body = render_markdown(_chunk_body(hit), base_url=hit.uri, max_chars=max_chars)
+    passage, shortened = _passage(hit, preview_chars)
+    body = render_markdown(passage, base_url=hit.uri, max_chars=max_chars)
     note = ""
     if body.truncated:
         note = f'<div class="devknow-note">{html.escape(truncation_note(body.shown_chars, body.total_chars))}</div>'
+    chunk_class = "devknow-chunk devknow-body devknow-clamped" if shortened else "devknow-chunk devknow-body"
+    more = ""
+    if shortened:
+        label = html.escape(PREVIEW_NOTE, quote=True)
+        more = f'<div class="devknow-more" title="{label}" aria-label="{label}">…</div>'
     return (
         f'<div class="devknow-hit-title">{html.escape(prefix)}{link_html(hit.uri, hit.title)}</div>'
-        f'<div class="devknow-meta">{html.escape(hit.parent)}</div>'
-        f'<div class="devknow-chunk devknow-body">{body.html}</div>{note}'
+        f'<div class="devknow-meta">{path_html(hit.parent)}</div>'
+        f'<div class="{chunk_class}">{body.html}{more}</div>{note}'
     )
 
 
-def hits_html(results: SearchResults, *, max_chars: int | None = None) -> str:
-    """All hits as a complete HTML output (stylesheet included)."""
+def hits_html(results: SearchResults, *, max_chars: int | None = None, preview_chars: int | None = None) -> str:
+    """All hits as a complete HTML output (stylesheet included); ``preview_chars`` as for :func:`hit_html`."""
     items = "".join(
-        f'<div class="devknow-hit">{hit_html(hit, i, max_chars=max_chars)}</div>' for i, hit in enumerate(results, 1)
+        f'<div class="devknow-hit">{hit_html(hit, i, max_chars=max_chars, preview_chars=preview_chars)}</div>'
+        for i, hit in enumerate(results, 1)
     )
     return page(hits_header_html(results) + items, "devknow-hits")
 
 
-def hit_markdown(hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None) -> str:
-    """One hit as safe Markdown."""
+def hit_markdown(
+    hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None, preview_chars: int | None = None
+) -> str:
+    """One hit as safe Markdown; ``preview_chars`` shortens the passage (ending it with "…")."""
     prefix = f"{number}. " if number is not None else ""
-    return (
-        f"### {prefix}{_md_link(hit.title, hit.uri)}\n\n{_md_code(hit.parent)}\n\n"
-        f"{safe_markdown(_chunk_body(hit), base_url=hit.uri, max_chars=max_chars).strip()}\n"
-    )
+    passage, shortened = _passage(hit, preview_chars)
+    body = safe_markdown(passage, base_url=hit.uri, max_chars=max_chars).strip()
+    more = "\n\n…" if shortened else ""
+    return f"### {prefix}{_md_link(hit.title, hit.uri)}\n\n{_md_code(hit.parent)}\n\n{body}{more}\n"
 
 
-def hits_markdown(results: SearchResults, *, max_chars: int | None = None) -> str:
+def hits_markdown(results: SearchResults, *, max_chars: int | None = None, preview_chars: int | None = None) -> str:
     """All hits as safe Markdown, with the header line and notices."""
     head = f"**{_plural(len(results), 'hit')}**"
     if results.query:
@@ -216,7 +264,9 @@ def hits_markdown(results: SearchResults, *, max_chars: int | None = None) -> st
     lines += [f"> {escape_markdown(notice)}\n" for notice in results.info.notices]
     if not len(results):
         lines.append("No results. Try other or fewer words.\n")
-    lines += [hit_markdown(hit, i, max_chars=max_chars) for i, hit in enumerate(results, 1)]
+    lines += [
+        hit_markdown(hit, i, max_chars=max_chars, preview_chars=preview_chars) for i, hit in enumerate(results, 1)
+    ]
     return "\n".join(lines)
 
 
@@ -253,7 +303,7 @@ def document_header_html(doc: Document) -> str:
     parts = [f'<div class="devknow-doc-title">{link_html(doc.uri, doc.title or doc.name)}</div>']
     if doc.description:
         parts.append(f'<div class="devknow-description">{html.escape(doc.description)}</div>')
-    parts.append(f'<div class="devknow-meta">{html.escape(doc.name)}</div>')
+    parts.append(f'<div class="devknow-meta">{path_html(doc.name)}</div>')
     return "".join(parts)
 
 
@@ -382,8 +432,8 @@ def reference_html(name: str, number: int) -> str:
 
     uri = name_to_uri(name)
     return (
-        f'<div class="devknow-ref">{number}. {link_html(uri)} '
-        f'<span class="devknow-meta">{html.escape(name)}</span></div>'
+        f'<div class="devknow-ref">{number}. {link_html(uri, path=True)} '
+        f'<span class="devknow-meta">{path_html(name)}</span></div>'
     )
 
 

@@ -60,6 +60,8 @@ CSS = f"""
 .devknow {{ color: {_FG}; font-family: var(--jp-content-font-family, system-ui, -apple-system, "Segoe UI",
   Roboto, sans-serif); font-size: var(--jp-content-font-size1, 14px); line-height: 1.5; white-space: normal;
   overflow-wrap: anywhere; max-width: 100%; }}
+/* ipywidgets' HTML box grows to its widest line; let ours shrink, so wide code scrolls rather than being cut. */
+.widget-html-content:has(> .devknow) {{ min-width: 0; }}
 .devknow a {{ color: {_LINK}; text-decoration: none; }}
 .devknow a:hover {{ text-decoration: underline; }}
 .devknow-header {{ color: {_MUTED}; font-size: 0.9em; margin: 0 0 0.4em 0; }}
@@ -74,6 +76,12 @@ CSS = f"""
 .devknow-hit-title {{ font-size: 1.08em; font-weight: 600; }}
 .devknow-meta {{ color: {_MUTED}; font-family: {_CODE_FONT}; font-size: 0.8em; }}
 .devknow-chunk {{ margin-top: 0.3em; }}
+.devknow-clamped {{ max-height: 12em; overflow: hidden;
+  -webkit-mask-image: linear-gradient(to bottom, #000 calc(100% - 3em), rgba(0, 0, 0, 0.15));
+  mask-image: linear-gradient(to bottom, #000 calc(100% - 3em), rgba(0, 0, 0, 0.15)); }}
+.devknow-clamped .devknow-more {{ display: none; }}
+.devknow-hit-open .devknow-chunk {{ display: none; }}
+.devknow-nobr {{ white-space: nowrap; }}
 .devknow-doc-title {{ font-size: 1.3em; font-weight: 600; margin: 0.2em 0; }}
 .devknow-description {{ color: {_MUTED}; margin: 0.1em 0 0.4em 0; }}
 .devknow-body h1 {{ font-size: 1.5em; }} .devknow-body h2 {{ font-size: 1.3em; }}
@@ -108,6 +116,7 @@ CSS = f"""
 .devknow-label {{ display: inline-block; font-size: 0.78em; padding: 0 0.5em; border: 1px solid {_BORDER};
   border-radius: 8px; color: {_MUTED}; margin-left: 0.4em; vertical-align: middle; }}
 .devknow-refs {{ margin: 0.6em 0 0.2em 0; font-weight: 600; }}
+.devknow-ref, .devknow-meta {{ overflow-wrap: break-word; }}
 .devknow-ref {{ margin: 0.1em 0; }}
 .devknow-msg {{ padding: 0.3em 0.7em; border-left: 4px solid var(--jp-info-color1, #2f8fc4);
   white-space: pre-wrap; }}

@@ -195,6 +195,10 @@ class DocumentToggle(_CheapRepr):
     The document is fetched through ``client.get_documents([name])`` on the first click only (the client's
     cache serves other views of the same document); a failure shows as one line in the area and the
     button offers Open again.
+
+    The area is made on first use (:attr:`area`), so a list of closed hits costs no widget for it. A view
+    holding the toggle passes ``place``, called once with the new area to put it on screen, and may pass
+    ``on_change``, called with :attr:`is_open` after every Open and Close.
     """
 
     def __init__(
@@ -205,11 +209,17 @@ class DocumentToggle(_CheapRepr):
         options: DisplayOptions | None = None,
         label: str = "Open",
         parts: WidgetParts | None = None,
+        place: Callable[[widgets.VBox], None] | None = None,
+        on_change: Callable[[bool], None] | None = None,
     ) -> None:
         self.name = name
         self.client = client
         self.label = label
         self._opts = _options(options)
+        self._parts = parts
+        self._place = place
+        self._on_change = on_change
+        self._area: widgets.VBox | None = None
         self.view: DocumentView | None = None
         self.error: BaseException | None = None
         tooltip = f"Show {name} here" if client is not None else "No client to fetch with (built by hand)"
@@ -224,14 +234,27 @@ class DocumentToggle(_CheapRepr):
                 layout=parts.button,
                 style=parts.button_style,
             )
-        self.area = widgets.VBox(layout=parts.full if parts else widgets.Layout(width="100%"))
-        self.area.add_class("devknow-opened")  # a bar on the left sets the opened page apart from the hits
         self.button.on_click(_guard(self.toggle, self._report))
+
+    @property
+    def area(self) -> widgets.VBox:
+        """The box below the button that shows the document or an error line, made (and placed) on first use."""
+        if self._area is None:
+            self._area = widgets.VBox(layout=self._parts.full if self._parts else widgets.Layout(width="100%"))
+            self._area.add_class("devknow-opened")  # a bar on the left sets the opened page apart from the hits
+            if self._place is not None:
+                self._place(self._area)
+        return self._area
+
+    @property
+    def has_area(self) -> bool:
+        """True once the area exists (after the first Open, or after :attr:`area` was asked for)."""
+        return self._area is not None
 
     @property
     def is_open(self) -> bool:
         """True while the document (or an error line) is shown."""
-        return bool(self.area.children)
+        return self._area is not None and bool(self._area.children)
 
     def toggle(self) -> None:
         """Open when folded, fold when open (what a click does)."""
@@ -258,24 +281,37 @@ class DocumentToggle(_CheapRepr):
         self.error = None
         self.area.children = (self.view,)
         self.button.description = "Close"
+        self._changed()
 
     def close(self) -> None:
         """Fold the document away (it stays loaded for the next Open)."""
-        self.area.children = ()
+        if self._area is not None:
+            self._area.children = ()
         self.button.description = self.label
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self.is_open)
 
     def _report(self, exc: BaseException) -> None:
         self.error = exc
         self.area.children = (_html(error_html(exc)),)
         self.button.description = self.label
         self.button.disabled = self.client is None
+        self._changed()
 
 
 # -- search hits --------------------------------------------------------------------------------------------
 
 
 class HitView(_CheapRepr, widgets.VBox):
-    """One hit: numbered title linking to the page, the passage, and an Open button for the whole page."""
+    """One hit: numbered title linking to the page, the passage, and an Open button for the whole page.
+
+    ``preview_chars`` shows only the start of the passage (hit lists pass ``options.preview_chars``); while
+    the page is open below, the passage is hidden, since the page shows it in full. Three widgets per hit
+    (this box, its HTML, the button); the page's area is added on the first Open.
+    """
 
     def __init__(
         self,
@@ -286,15 +322,29 @@ class HitView(_CheapRepr, widgets.VBox):
         options: DisplayOptions | None = None,
         style: bool = False,
         parts: WidgetParts | None = None,
+        preview_chars: int | None = None,
     ) -> None:
         parts = parts or WidgetParts()
         super().__init__(layout=parts.full)
         opts = _options(options)
         self.hit = hit
-        self.html = parts.html(_root(static.hit_html(hit, number, max_chars=opts.max_chars or None), style=style))
-        self.toggle = DocumentToggle(hit.parent, client, options=opts, parts=parts)
-        self.children = (self.html, self.toggle.button, self.toggle.area)
+        inner = static.hit_html(hit, number, max_chars=opts.max_chars or None, preview_chars=preview_chars)
+        self.html = parts.html(_root(inner, style=style))
+        self.toggle = DocumentToggle(
+            hit.parent, client, options=opts, parts=parts, place=self._place_area, on_change=self._opened
+        )
+        self.children = (self.html, self.toggle.button)
         self.add_class("devknow-hit-widget")
+
+    def _place_area(self, area: widgets.VBox) -> None:
+        self.children = (*self.children, area)
+
+    def _opened(self, is_open: bool) -> None:
+        # A class rather than a layout change: the HTML widget shares its Layout with every other hit.
+        if is_open and self.toggle.view is not None:
+            self.add_class("devknow-hit-open")
+        else:
+            self.remove_class("devknow-hit-open")
 
 
 class HitList(_CheapRepr, widgets.VBox):
@@ -330,7 +380,14 @@ class HitList(_CheapRepr, widgets.VBox):
         """Add the next page of hits (what "Show more" does)."""
         start = len(self.hit_views)
         page = [
-            HitView(hit, number, client=self.client, options=self._opts, parts=self._parts)
+            HitView(
+                hit,
+                number,
+                client=self.client,
+                options=self._opts,
+                parts=self._parts,
+                preview_chars=self._opts.preview_chars or None,
+            )
             for number, hit in enumerate(self.results[start : start + self._opts.page_size], start + 1)
         ]
         self.hit_views.extend(page)
@@ -405,12 +462,22 @@ class AnswerView(_CheapRepr, widgets.VBox):
         line_layout = widgets.Layout(flex="1 1 auto")
         row_layout = widgets.Layout(align_items="center", width="100%")
         for number, name in enumerate(answer.references, 1):
-            toggle = DocumentToggle(name, self.client, options=opts, parts=parts)
-            self.toggles.append(toggle)
             line = widgets.HTML(_root(static.reference_html(name, number)), layout=line_layout, style=parts.html_style)
-            head = widgets.HBox((toggle.button, line), layout=row_layout)
-            rows.append(widgets.VBox((head, toggle.area), layout=parts.full))
+            head = widgets.HBox(layout=row_layout)
+            # The reference's page area goes right below its row, made on the first Open.
+            toggle = DocumentToggle(name, self.client, options=opts, parts=parts, place=self._placer(head))
+            head.children = (toggle.button, line)
+            self.toggles.append(toggle)
+            rows.append(head)
         self.children = tuple(rows)
+
+    def _placer(self, head: widgets.Widget) -> Callable[[widgets.VBox], None]:
+        def place(area: widgets.VBox) -> None:
+            rows = list(self.children)
+            rows.insert(rows.index(head) + 1, area)
+            self.children = tuple(rows)
+
+        return place
 
 
 def view_for(obj: Any, *, options: DisplayOptions | None = None) -> widgets.Widget | None:
@@ -420,7 +487,7 @@ def view_for(obj: Any, *, options: DisplayOptions | None = None) -> widgets.Widg
     if isinstance(obj, SearchResults):
         return HitList(obj, options=options)
     if isinstance(obj, DocumentChunk):
-        return HitView(obj, client=obj._client, options=options, style=True)
+        return HitView(obj, client=obj._client, options=options, style=True)  # one hit alone: all its passage
     if isinstance(obj, Documents):
         return DocumentsView(obj, options=options)
     if isinstance(obj, Document):
