@@ -268,9 +268,7 @@ class Answer(_Displayable):
 
     def to_markdown(self) -> str:
         """The answer, then numbered references as links."""
-        lines = [self.answer_text.strip()]
-        if self.extractive:
-            lines.append("\n*Extractive answer from the offline index (passages quoted, not generated).*")
+        lines = [self.answer_text.strip()]  # an extractive answer labels itself in its text
         if self.references:
             lines.append("\n**References**\n")
             lines += [f"{i}. [{name_to_uri(ref)}]({name_to_uri(ref)})" for i, ref in enumerate(self.references, 1)]

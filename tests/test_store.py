@@ -90,3 +90,15 @@ def test_the_offline_store_can_be_turned_off(sdk_server_factory) -> None:
     store = DocumentStore.open_default()
     assert len(store) == 0
     store.close()
+
+
+def test_the_store_connection_keeps_a_small_page_cache_and_no_mmap(tmp_path):
+    # The kernel writes every fetched page here; a large cache or mmap made its memory grow with the store.
+    from devknow_jupyter.local.store import DocumentStore
+
+    store = DocumentStore.open_default()
+    try:
+        assert store.index._db.execute("PRAGMA cache_size").fetchone()[0] == -4000
+        assert store.index._db.execute("PRAGMA mmap_size").fetchone()[0] == 0
+    finally:
+        store.close()

@@ -163,18 +163,18 @@ class LocalBackend:
         return {"documents": documents}
 
 
-def open_cache_index(path: Path) -> LocalIndex:
+def open_cache_index(path: Path, *, cache_mb: int = 64) -> LocalIndex:
     """Open an index that lives in the cache: a damaged file is moved aside and rebuilt, an unwritable
     cache dir falls back to an in-memory index (everything still works, nothing is kept)."""
     try:
-        return LocalIndex(path)
+        return LocalIndex(path, cache_mb=cache_mb)
     except ConfigurationError:
         aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
         try:
             path.replace(aside)
             for suffix in ("-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
-            return LocalIndex(path)
+            return LocalIndex(path, cache_mb=cache_mb)
         except (OSError, ConfigurationError):
             return LocalIndex(":memory:")
     except OSError:

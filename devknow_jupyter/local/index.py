@@ -173,12 +173,14 @@ class LocalIndex:
         weights: SearchWeights | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
         batch_documents: int = BATCH_DOCUMENTS,
+        cache_mb: int = 64,
     ) -> None:
         self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self.sizes = sizes or ChunkSizes()
         self.weights = weights or SearchWeights()
         self.max_file_bytes = max_file_bytes
         self.batch_documents = max(1, batch_documents)
+        self.cache_mb = cache_mb
         self._lock = threading.RLock()
         self._closed = False
         self._writes = 0  # bumped on every commit; with PRAGMA data_version it tells when counts went stale
@@ -216,8 +218,8 @@ class LocalIndex:
         # WAL + NORMAL stays crash-safe (atomic commits); only the last commit may be lost on power failure.
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("PRAGMA temp_store = MEMORY")
-        db.execute("PRAGMA cache_size = -64000")  # up to 64 MB of pages, allocated as used
-        if self.path != ":memory:":
+        db.execute(f"PRAGMA cache_size = -{int(self.cache_mb) * 1000}")  # pages allocated as used, up to this
+        if self.path != ":memory:" and self.cache_mb >= 64:
             db.execute("PRAGMA mmap_size = 268435456")  # read pages straight from the OS cache
         version = None
         if "meta" in tables:

@@ -32,7 +32,8 @@ class DocumentStore:
         """The store in the user cache dir (``$DEVKNOW_CACHE_DIR``, else the XDG cache dir)."""
         from .backend import open_cache_index
 
-        return cls(open_cache_index(default_index_path()))
+        # The kernel mostly writes here: a small page cache and no mmap keep its memory flat.
+        return cls(open_cache_index(default_index_path(), cache_mb=4))
 
     def add(self, documents: Iterable[Document | dict[str, Any]]) -> IndexReport:
         """Keep these documents (models or service-shaped dicts); unchanged ones are not rewritten."""
