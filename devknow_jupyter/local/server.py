@@ -18,8 +18,10 @@ from __future__ import annotations
 import errno
 import hmac
 import json
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -186,6 +188,13 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _exit_cleanly_on_sigterm() -> None:
+    # uvicorn shuts down gracefully on SIGTERM, then re-raises it; with this handler the re-raised
+    # signal ends the process with exit code 0 (and our `finally` runs) instead of killing it.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
 def serve(
     *,
     docs: str | None = None,
@@ -218,6 +227,7 @@ def serve(
         out.write("devknow serve: press Ctrl-C to stop\n")
         out.flush()
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        _exit_cleanly_on_sigterm()
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         backend.close()
