@@ -16,6 +16,7 @@ import pytest
 from devknow_jupyter.models import Document, DocumentChunk
 from devknow_jupyter.render import static
 from devknow_jupyter.render.markdown import (
+    HIGHLIGHT_CHARS,
     ID_PREFIX,
     escape_markdown,
     plain_excerpt,
@@ -81,6 +82,21 @@ def test_highlight_classes_are_styled_from_jupyterlab_variables() -> None:
     # Every colour variable has a fallback for frontends without JupyterLab's variables.
     assert re.findall(r"var\((--jp-[\w-]+)\)", CSS) == []
     assert "var(--jp-layout-color2," in CSS and "var(--jp-content-link-color," in CSS
+
+
+def test_code_far_into_a_very_long_page_is_shown_plain() -> None:
+    code = '```python\ndef greet(name):\n    return "hi"\n```\n\n'
+    quoted = "~~~markdown\n```python\nx = 1\n```\n~~~\n\n"  # a fence shown as code must stay as written
+    filler = "".join(f"Paragraph {i} of filler text for a long page.\n\n" for i in range(HIGHLIGHT_CHARS // 40))
+    text = code + filler + code + quoted
+    assert len(code + filler) > HIGHLIGHT_CHARS
+    html = render_markdown(text, max_chars=None).html
+    first, _, rest = html.partition("Paragraph 0 ")
+    assert '<span class="k">def</span>' in first  # near the top: in colour
+    assert '<span class="k">def</span>' not in rest and "def greet(name):" in rest  # far down: plain, all there
+    assert rest.count(f'<div class="{HIGHLIGHT_CLASS}">') == 2 and "```python\nx = 1\n```" in rest
+    shorter = filler[: filler.index("\n\n", 50_000) + 2]
+    assert render_markdown(code + shorter + code).html.count('<span class="k">def</span>') == 2  # all in colour
 
 
 def test_unknown_or_missing_language_still_renders_as_code() -> None:

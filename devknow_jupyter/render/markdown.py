@@ -3,7 +3,9 @@
 * :func:`render_markdown` converts with Python-Markdown (fenced code highlighted by codehilite + Pygments
   as CSS classes, tables, heading ids from the ``toc`` extension), cuts very long documents at a paragraph
   boundary (``max_chars``) and sanitizes the result with :func:`sanitize_html`. Results are cached, so
-  the widget and its static twin share one conversion.
+  the widget and its static twin share one conversion. Code blocks past the first
+  :data:`HIGHLIGHT_CHARS` characters are shown without colours (Pygments is the dearest part of a very
+  long page; the default view stays within that).
 * :func:`sanitize_html` is the one gate for HTML built from service content: an allow-list of tags and
   attributes (nh3/ammonia), http/https/mailto URLs only, relative links resolved against the page's URL,
   ``target="_blank" rel="noopener noreferrer"`` on links, ``id`` values prefixed with ``dk-``.
@@ -29,6 +31,7 @@ from .style import HIGHLIGHT_CLASS
 
 __all__ = [
     "ALLOWED_TAGS",
+    "HIGHLIGHT_CHARS",
     "ID_PREFIX",
     "SAFE_URL_SCHEMES",
     "RenderedMarkdown",
@@ -49,6 +52,9 @@ __all__ = [
 SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 #: Every ``id`` in sanitized HTML starts with this, so documents cannot clobber the page's own ids.
 ID_PREFIX = "dk-"
+#: Fenced code blocks starting within this many characters of a text are highlighted; later ones show as
+#: plain code. Highlighting is ~40% of rendering a 1 MB page; the default cut (100,000 chars) is all in colour.
+HIGHLIGHT_CHARS = 200_000
 
 #: Tags kept by :func:`sanitize_html` (their text is kept for any other tag, except the dropped ones below).
 # fmt: off
@@ -207,9 +213,32 @@ def _render(text: str, base_url: str | None, max_chars: int | None) -> RenderedM
     digest = hashlib.sha1((base_url or text[:4000]).encode("utf-8", "replace")).hexdigest()[:6]
     state["prefix"] = f"{ID_PREFIX}{digest}-"
     md.reset()
-    raw = md.convert(_CONTROL.sub("", shown))
+    raw = md.convert(_plain_code_after(_CONTROL.sub("", shown), HIGHLIGHT_CHARS))
     toc = tuple(_flatten_toc(getattr(md, "toc_tokens", [])))
     return RenderedMarkdown(sanitize_html(raw, base_url=base_url), toc, kept, len(text))
+
+
+def _plain_code_after(text: str, start: int) -> str:
+    """``text`` with the language dropped from fenced code blocks that begin at or after ``start``.
+
+    Without a language, codehilite uses Pygments' plain-text lexer: the block looks the same, without
+    colours, at a fraction of the cost. Blocks are found with fenced_code's own pattern, so exactly its
+    blocks change; texts with tabs or carriage returns (which Python-Markdown normalizes first, shifting
+    what that pattern sees) are left as they are.
+    """
+    if len(text) <= start or "\t" in text or "\r" in text:
+        return text
+    from markdown.extensions.fenced_code import FencedBlockPreprocessor
+
+    pieces: list[str] = []
+    position = 0
+    for match in FencedBlockPreprocessor.FENCED_BLOCK_RE.finditer(text):
+        if match.start() < start or not match.group("lang") or match.group("attrs") or match.group("hl_lines"):
+            continue
+        pieces += [text[position : match.start()], match.group("fence")]
+        position = text.index("\n", match.start())  # the rest of the opening line: the language
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def _converter() -> tuple[Any, dict[str, str]]:
