@@ -64,6 +64,16 @@ HISTORY_VARIABLE = "_devknow_history"
 HISTORY_LIMIT = 100
 #: At most this many hits get a button (a bounded number of widgets keeps the frontend quick).
 MAX_HITS = 20
+# What a key does in a hit list (with the pointer over it): a step, or "first"/"last"/"open".
+_LIST_KEYS: dict[str, int | str] = {
+    "ArrowDown": 1,
+    "ArrowUp": -1,
+    "Tab": 1,  # ipyevents stops every key over the list, so Tab would do nothing; it steps like ArrowDown
+    "Home": "first",
+    "End": "last",
+    "Enter": "open",
+    " ": "open",
+}
 
 _CSS = """
 .devknow-explorer { width: 100%; box-sizing: border-box; }
@@ -86,6 +96,9 @@ _CSS = """
 .devknow-explorer .dkx-hits button.widget-toggle-button:focus-visible,
 .devknow-explorer .dkx-refs button.widget-toggle-button:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #2f8fc4); outline-offset: -2px; }
+/* ipyevents marks the list that takes the keys (pointer over it); ring it so the user sees where keys go. */
+.devknow-explorer .dkx-hits.ipyevents-watched, .devknow-explorer .dkx-refs.ipyevents-watched {
+  outline: 1px dashed var(--jp-brand-color1, #2f8fc4); outline-offset: 2px; }
 .devknow-explorer .dkx-page { max-height: 70vh; overflow: auto; padding-right: 0.5em; }
 .devknow-explorer .widget-html-content { min-width: 0; }
 .devknow-explorer .dkx-empty { color: var(--jp-content-font-color2, inherit); font-style: italic; }
@@ -284,6 +297,9 @@ class Explorer:
         self.search_button.on_click(self._guard(lambda _button: self.search()))
         self.ask_box.on_msg(self._guard(self._on_ask_submit))
         self.ask_button.on_click(self._guard(lambda _button: self.ask()))
+        # Arrow keys: only through ipyevents (see the module docstring); None where it is not installed.
+        self.hit_keys = self._list_keys(left, self.hits, self.open, "Hit")
+        self.reference_keys = self._list_keys(refs, self.references, lambda i: self.open(self._refs[i]), "Reference")
         self.back_button.on_click(self._guard(lambda _button: self.back()))
         self.forward_button.on_click(self._guard(lambda _button: self.forward()))
         self.more_button.on_click(self._guard(lambda _button: self._show_whole_page()))
@@ -404,6 +420,9 @@ class Explorer:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+        for keys in (self.hit_keys, self.reference_keys):
+            if keys is not None:
+                keys.close()
         _close_tree(self.widget)
 
     @property
@@ -521,6 +540,63 @@ class Explorer:
     def _on_reference_click(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         if content.get("event") == "click" and self.references.index is not None:
             self.open(self._refs[int(self.references.index)])
+
+    # -- keys over a list (ipyevents) ---------------------------------------------------------------------
+
+    def _list_keys(
+        self, panel: ipywidgets.DOMWidget, toggle: ipywidgets.ToggleButtons, opener: Callable[[int], None], noun: str
+    ) -> Any:
+        """An ipyevents ``Event`` sending the keydowns over ``panel`` to :meth:`_on_list_key`; None without it.
+
+        ipyevents listens while the pointer is over ``panel``: it focuses the panel and takes every
+        keydown in the capture phase (stopPropagation + preventDefault), so JupyterLab's notebook
+        shortcuts, which listen in the bubble phase, never see the arrows. Where the frontend lacks
+        ipyevents (no labextension, VS Code without its CDN, Colab), the model just never listens.
+        """
+        try:
+            from ipyevents import Event
+        except ImportError:  # an install without it: Tab/Enter on the hit buttons still work
+            return None
+        keys = Event(source=panel, watched_events=["keydown"])
+        keys.on_dom_event(self._guard(lambda message: self._on_list_key(toggle, opener, noun, message)))
+        return keys
+
+    def _on_list_key(
+        self, toggle: ipywidgets.ToggleButtons, opener: Callable[[int], None], noun: str, message: dict[str, Any]
+    ) -> None:
+        """A keydown over a list: arrows (and Tab, Home, End) move its highlight, Enter or Space opens it.
+
+        Moving makes no request (a document per arrow press would cost a request and a visit each);
+        the status line previews the highlighted entry instead.
+        """
+        if message.get("type") != "keydown" or any(message.get(mod) for mod in ("ctrlKey", "altKey", "metaKey")):
+            return
+        action = _LIST_KEYS.get(str(message.get("key")))
+        count = len(toggle.options)
+        if action is None or not count:
+            return
+        with self._lock:
+            current = toggle.index
+            if action == "open":
+                if current is not None:
+                    opener(int(current))
+                return
+            if message.get("key") == "Tab" and message.get("shiftKey"):
+                action = -1
+            if action == "first":
+                target = 0
+            elif action == "last":
+                target = count - 1
+            elif current is None:
+                target = 0 if action > 0 else count - 1
+            else:
+                target = min(max(int(current) + int(action), 0), count - 1)
+            if target == current:
+                return
+            self._set_quietly(toggle, target, trait="index")
+            if self._pending is None:  # keep the spinner line of a request in flight
+                label = _one_line(toggle.options[target][0].split(". ", 1)[-1], 160)
+                self._say(f"{noun} {target + 1} of {count}: {label} · Enter opens it", "hint")
 
     # -- requests ----------------------------------------------------------------------------------------
 
@@ -673,7 +749,8 @@ class Explorer:
         self.title.value = ""
         self.toc.value = ""
         self.page.value = _root(
-            "Type a search above and press Enter; Tab to the hits, Enter opens one. Ask a question below.",
+            "Type a search above and press Enter. With the pointer over the hits, ↑ and ↓ move and Enter opens;"
+            " Tab also reaches them. Ask a question below.",
             "dkx-empty",
         )
         self._hide_references()

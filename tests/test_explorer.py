@@ -2,8 +2,9 @@
 
 The widgets are real ipywidgets; a user's actions arrive as the comm messages the front end sends:
 Enter in a text box is a custom ``{"event": "submit"}`` message, a click (or Enter on a focused hit)
-is an ``index`` state update followed by a ``{"event": "click"}`` message. What the server saw comes
-from its call log, so "no request" claims are checked against the server itself.
+is an ``index`` state update followed by a ``{"event": "click"}`` message, and a key pressed with the
+pointer over the hit list is ipyevents' custom message to its ``Event`` widget (the DOM event's fields).
+What the server saw comes from its call log, so "no request" claims are checked against the server itself.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import atexit
 import html
 import re
+import sys
 from html.parser import HTMLParser
 
 import pytest
@@ -68,6 +70,14 @@ def click(toggle, index: int) -> None:
     """A click on (or Enter/Space on the focused) button ``index`` of a ToggleButtons."""
     _message(toggle, {"method": "update", "state": {"index": index}, "buffer_paths": []})
     _message(toggle, {"method": "custom", "content": {"event": "click"}})
+
+
+def press_key(keys, key: str, *, shift: bool = False, ctrl: bool = False, kind: str = "keydown") -> None:
+    """A key pressed with the pointer over a list: the message ipyevents' frontend sends for a keydown."""
+    code = {" ": "Space"}.get(key, key)
+    event = {"altKey": False, "ctrlKey": ctrl, "metaKey": False, "shiftKey": shift, "type": kind}
+    event.update(timeStamp=1234.5, code=code, key=key, location=0, repeat=False, event=kind)
+    _message(keys, {"method": "custom", "content": event})
 
 
 def text_of(widget) -> str:
@@ -259,6 +269,111 @@ def test_empty_search_box_gives_a_hint_and_sends_nothing(app, server):
     press_enter(app.search_box)
     assert "Type what to look for" in text_of(app.status)
     assert server.calls() == []
+
+
+# -- keys over the hit list (ipyevents) -------------------------------------------------------------
+
+
+def test_arrow_keys_move_the_highlight_without_a_request_and_enter_opens_it(app, server):
+    search(app, "restrict key bucket")
+    keys = app.hit_keys
+    assert keys.watched_events == ["keydown"] and app.hits in keys.source.children  # the hit column
+
+    press_key(keys, "ArrowDown")
+    press_key(keys, "ArrowDown")
+    assert app.hits.index == 1
+    assert text_of(app.status) == "Hit 2 of 6: Restrict by API — docs.example.dev · Enter opens it"
+    assert app.current.kind == "search" and app.title.value == ""  # moving opens nothing
+    press_key(keys, "Enter")
+    assert app.wait(timeout=30)
+    assert app.current.name == "documents/docs.example.dev/keys/restrict"
+    assert "Restrict an API key" in text_of(app.title) and app.hits.index == 1
+
+    press_key(keys, "ArrowDown")
+    press_key(keys, "ArrowDown")
+    assert app.hits.index == 3 and tools(server) == ["search_documents", "get_documents"]
+    press_key(keys, "Enter")
+    assert app.wait(timeout=30)
+    assert "Create a storage bucket" in text_of(app.title) and app.hits.index == 3
+
+    press_key(keys, "ArrowUp")
+    assert app.hits.index == 2 and "Create a storage bucket" in text_of(app.title)
+    press_key(keys, "Enter")  # the first page again: from the client's cache
+    assert app.wait(timeout=30)
+    assert app.current.name == "documents/docs.example.dev/keys/restrict" and app.hits.index == 2
+    assert tools(server) == ["search_documents", "get_documents", "get_documents"]
+    assert [entry.kind for entry in app.history] == ["search", "document", "document", "document"]
+
+
+def test_list_keys_stop_at_the_ends_and_tab_home_end_space_work_too(app, server):
+    search(app, "restrict key bucket")
+    keys = app.hit_keys
+
+    press_key(keys, "ArrowUp")  # nothing highlighted: ArrowUp starts from the last hit
+    assert app.hits.index == 5
+    press_key(keys, "ArrowDown")
+    assert app.hits.index == 5
+    press_key(keys, "Home")
+    press_key(keys, "ArrowUp")
+    assert app.hits.index == 0
+    press_key(keys, "Tab")  # ipyevents keeps Tab from moving focus over the list: it steps instead
+    assert app.hits.index == 1
+    press_key(keys, "Tab", shift=True)
+    assert app.hits.index == 0
+    press_key(keys, "End")
+    assert app.hits.index == 5
+    assert tools(server) == ["search_documents"]
+    press_key(keys, " ")
+    assert app.wait(timeout=30)
+    assert app.current.name == "documents/docs.example.dev/storage/buckets"
+
+
+def test_other_keys_modified_keys_and_keyups_do_nothing(app, server):
+    press_key(app.hit_keys, "ArrowDown")  # no hits yet
+    press_key(app.hit_keys, "Enter")
+    assert app.hits.index is None and app.last_error is None
+    search(app, "bucket")
+    press_key(app.hit_keys, "Enter")  # nothing highlighted: nothing to open
+    for key in ("a", "ArrowLeft", "Escape", "Shift"):
+        press_key(app.hit_keys, key)
+    press_key(app.hit_keys, "ArrowDown", ctrl=True)
+    press_key(app.hit_keys, "ArrowDown", kind="keyup")
+    assert app.hits.index is None and app.title.value == ""
+    assert tools(server) == ["search_documents"] and app.last_error is None
+
+
+def test_arrow_keys_over_the_references_open_them(app, server):
+    type_text(app.ask_box, "How many answers a day?")
+    press_enter(app.ask_box)
+    assert app.wait(timeout=30)
+
+    press_key(app.reference_keys, "ArrowDown")
+    assert app.references.index == 0
+    assert text_of(app.status) == "Reference 1 of 1: https://docs.example.dev/quotas · Enter opens it"
+    press_key(app.reference_keys, "Enter")
+    assert app.wait(timeout=30)
+    assert "Quotas and limits" in text_of(app.title)
+    assert tools(server) == ["answer_query", "get_documents"]
+
+
+def test_without_ipyevents_the_explorer_has_no_key_events_and_still_works(client, server, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipyevents", None)  # as if not installed: importing it fails
+    app = Explorer(client, namespace={})
+    try:
+        assert app.hit_keys is None and app.reference_keys is None
+        search(app, "bucket")
+        open_hit(app, 1)
+        assert "Create a storage bucket" in text_of(app.title) and app.last_error is None
+    finally:
+        app.close()
+
+
+def test_closing_the_explorer_closes_its_key_listeners(client):
+    app = Explorer(client, namespace={})
+    keys = [app.hit_keys, app.reference_keys]
+    assert all(key.comm is not None for key in keys)
+    app.close()
+    assert all(key.comm is None for key in keys)
 
 
 # -- asking -----------------------------------------------------------------------------------------
