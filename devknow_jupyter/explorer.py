@@ -12,15 +12,30 @@ Keyboard (checked in JupyterLab 4 with headless Chromium):
 
 * **Enter in the search box searches**; Enter in the site filter does too, Enter in the ask box asks
   (the text fields' "submit" event; the Search and Ask buttons are for the mouse and are skipped by Tab).
+* **With the pointer over the hits, ArrowDown / ArrowUp move the highlight, Enter (or Space) opens
+  the highlighted hit.** Home / End go to the first / last hit; ArrowDown with nothing highlighted
+  starts at the first, ArrowUp at the last; the ends stop (no wrap). Moving makes no request: the
+  status line previews the hit ("Hit 2 of 10: title — site · Enter opens it"), because opening on
+  every arrow press would cost a request and a history visit per hit passed over. The references of
+  an answer take the same keys. A dashed ring shows which list has the keys.
 * **Tab from the search box goes to the first hit, Tab / Shift+Tab move between hits, Enter (or
   Space) opens the focused hit.** The hits are real buttons, so this works in every frontend; the open
   hit stays highlighted. After the hits, Tab reaches the page's contents links, its references and
-  the ask box.
-* Arrow keys are *not* used for the hits: in a JupyterLab notebook, ArrowUp/ArrowDown on a focused
-  output element that is not a text field (a ``Select``, ``RadioButtons``, ``Dropdown``, a button)
-  run the notebook's "select the cell above/below" shortcut (its selector only spares ``:read-write``
-  elements), so focus jumps to another cell. A ``Select``-based list would look keyboard-friendly
-  in JupyterLab and not be; stock ipywidgets offer no element that receives both arrows and Enter.
+  the ask box. (With the pointer over the hits, Tab / Shift+Tab step the highlight instead.)
+
+Why the pointer: ipywidgets has no keyboard events, and in a JupyterLab notebook ArrowUp/ArrowDown on
+a focused output element that is not a text field (a ``Select``, ``RadioButtons``, a button) run the
+notebook's "select the cell above/below" shortcut, so focus jumps to another cell. The arrow keys come
+from `ipyevents <https://github.com/mwcraig/ipyevents>`_ (an ``Event`` widget watching ``keydown`` on the
+hit column): it listens while the pointer is over the column, focuses it, and takes *every* key there
+in the capture phase (stopPropagation + preventDefault), before JupyterLab's shortcuts, which listen in
+the bubble phase; moving the pointer away gives the keys back. So arrows need the pointer over the
+list (a keyboard-only user, pointer elsewhere, has Tab / Enter), and typing elsewhere needs the pointer
+elsewhere. Where ipyevents' frontend is missing (tested: JupyterLab with its labextension disabled;
+likewise any frontend that cannot load the module, e.g. VS Code without CDN access or Colab without
+custom widgets) the ``Event`` models are never made (the widget manager logs a console error for each,
+nothing shows in the notebook) and everything else works as above; without the Python package there
+are no ``Event`` widgets at all.
 
 Requests run on worker threads: the notebook stays free, the app shows a spinner for the request in
 flight and stays usable (back/forward, other hits); the newest action wins and an older reply that
@@ -165,6 +180,11 @@ def explore(query: str | None = None, client: DevKnowClient | None = None, *, so
 
     Returns:
         The :class:`Explorer`; it displays itself as the cell's output.
+
+    Keyboard: Enter in the search box searches. With the pointer over the hits, ArrowDown / ArrowUp
+    move the highlight (no request; the status line previews the hit) and Enter opens it; Tab from the
+    search box reaches the hits, Tab / Shift+Tab move between them and Enter opens the focused one,
+    in every frontend. Arrow keys come from ipyevents; without its frontend, Tab / Enter remain.
     """
     explorer = Explorer(client if client is not None else _default_client(), source=source)
     if query and query.strip():
@@ -178,7 +198,9 @@ class Explorer:
     The parts are public attributes, so the app can be scripted or rearranged: ``search_box``,
     ``source_box``, ``search_button``, ``back_button``, ``forward_button``, ``status``, ``hits``
     (a vertical ``ToggleButtons``), ``title``, ``toc``, ``page``, ``references``, ``more_button``,
-    ``ask_box``, ``ask_button`` and ``widget`` (the whole app, a ``VBox``).
+    ``ask_box``, ``ask_button`` and ``widget`` (the whole app, a ``VBox``). ``hit_keys`` and
+    ``reference_keys`` are the ipyevents ``Event`` widgets that bring the keys pressed over the hit
+    column and over the references (None when ipyevents is not installed).
 
     Args:
         client: The client every request goes through (its cache makes repeated visits free).
