@@ -381,6 +381,8 @@ def test_names_wrap_at_slashes_not_at_hyphens() -> None:
         "1. https://devknow-jupyter.dev/guide/get-documents-tool documents/devknow-jupyter.dev/guide/get-documents-tool"
     )
     assert ".devknow-nobr { white-space: nowrap; }" in CSS
+    # Words break only when they cannot fit a line, never to squeeze a table column ("Argumen" / "t").
+    assert "overflow-wrap: break-word" in CSS and "overflow-wrap: anywhere" not in CSS
 
 
 def test_every_page_has_exactly_our_style_block() -> None:

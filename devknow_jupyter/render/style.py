@@ -59,7 +59,7 @@ def _token_rules() -> str:
 CSS = f"""
 .devknow {{ color: {_FG}; font-family: var(--jp-content-font-family, system-ui, -apple-system, "Segoe UI",
   Roboto, sans-serif); font-size: var(--jp-content-font-size1, 14px); line-height: 1.5; white-space: normal;
-  overflow-wrap: anywhere; max-width: 100%; }}
+  overflow-wrap: break-word; max-width: 100%; }}
 /* ipywidgets' HTML box grows to its widest line; let ours shrink, so wide code scrolls rather than being cut. */
 .widget-html-content:has(> .devknow) {{ min-width: 0; }}
 .devknow a {{ color: {_LINK}; text-decoration: none; }}
@@ -116,7 +116,6 @@ CSS = f"""
 .devknow-label {{ display: inline-block; font-size: 0.78em; padding: 0 0.5em; border: 1px solid {_BORDER};
   border-radius: 8px; color: {_MUTED}; margin-left: 0.4em; vertical-align: middle; }}
 .devknow-refs {{ margin: 0.6em 0 0.2em 0; font-weight: 600; }}
-.devknow-ref, .devknow-meta {{ overflow-wrap: break-word; }}
 .devknow-ref {{ margin: 0.1em 0; }}
 .devknow-msg {{ padding: 0.3em 0.7em; border-left: 4px solid var(--jp-info-color1, #2f8fc4);
   white-space: pre-wrap; }}
