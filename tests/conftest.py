@@ -40,6 +40,18 @@ def wait_for_port(port: int, proc: subprocess.Popen, log: Path, deadline: float 
     raise RuntimeError(f"server did not start within {deadline}s:\n{log.read_text(errors='replace')}")
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> int:
+    """Stop a server we started: SIGTERM, then SIGKILL if it does not exit in ``timeout`` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout)
+    return proc.returncode
+
+
 @dataclass
 class RunningServer:
     """A server subprocess: its URL, its call log, and how to stop it."""
@@ -58,13 +70,7 @@ class RunningServer:
         return [row for row in rows if tool is None or row["tool"] == tool]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        stop_process(self.proc)
 
 
 def start_sdk_server(tmp_path: Path, *extra: str) -> RunningServer:
@@ -120,3 +126,24 @@ def corpus_dir() -> Path:
     if not SHARED_CORPUS.is_dir() and not os.environ.get("DEVKNOW_CORPUS"):
         pytest.skip("../shared/corpus is not present")
     return Path(os.environ.get("DEVKNOW_CORPUS", SHARED_CORPUS))
+
+
+@pytest.fixture
+def ip() -> Iterator:
+    """A fresh IPython shell with devknow_jupyter loaded; torn down completely afterwards."""
+    import atexit
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from devknow_jupyter import display, errors
+
+    InteractiveShell.clear_instance()
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "devknow_jupyter")
+    yield shell
+    shell.run_line_magic("unload_ext", "devknow_jupyter")
+    errors.set_short_errors(True)
+    display.options.widgets = True
+    shell.atexit_operations()
+    atexit.unregister(shell.atexit_operations)
+    InteractiveShell.clear_instance()

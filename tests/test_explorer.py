@@ -9,14 +9,12 @@ What the server saw comes from its call log, so "no request" claims are checked 
 
 from __future__ import annotations
 
-import atexit
 import html
 import re
 import sys
 from html.parser import HTMLParser
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from devknow_jupyter import DevKnowClient, display, explore
 from devknow_jupyter.errors import DevKnowError, TransportError
@@ -126,19 +124,6 @@ def app(client):
     yield explorer
     assert explorer.wait(timeout=30)
     explorer.close()
-
-
-@pytest.fixture
-def ip():
-    """A real IPython shell with the extension loaded."""
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "devknow_jupyter")
-    yield shell
-    shell.run_line_magic("unload_ext", "devknow_jupyter")
-    shell.atexit_operations()
-    atexit.unregister(shell.atexit_operations)
-    InteractiveShell.clear_instance()
 
 
 def search(app: Explorer, query: str) -> None:

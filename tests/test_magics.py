@@ -7,7 +7,6 @@ loaded and pointed at the server through ``%config``. What the user sees is capt
 
 from __future__ import annotations
 
-import atexit
 import getpass
 import json
 import os
@@ -38,29 +37,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 # -- fixtures and helpers ----------------------------------------------------------------------
-
-
-@pytest.fixture
-def ip():
-    """A fresh shell with devknow_jupyter loaded; torn down completely afterwards."""
-    InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "devknow_jupyter")
-    yield shell
-    shell.run_line_magic("unload_ext", "devknow_jupyter")
-    errors.set_short_errors(True)
-    _reset_display_options()
-    shell.atexit_operations()
-    atexit.unregister(shell.atexit_operations)
-    InteractiveShell.clear_instance()
-
-
-def _reset_display_options() -> None:
-    try:
-        from devknow_jupyter import display
-    except ImportError:
-        return
-    display.options.widgets = True
 
 
 def use(ip: InteractiveShell, url: str) -> None:

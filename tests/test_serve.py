@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from devknow_jupyter import DevKnowClient
 from devknow_jupyter.errors import AuthenticationError, DocumentNotFoundError
 from devknow_jupyter.tools import TOOLS, tool_definitions
-from tests.conftest import ROOT, free_port, wait_for_port
+from tests.conftest import ROOT, free_port, stop_process, wait_for_port
 
 TOKEN = "serve-test-token-5d2a"  # a made-up token for these tests
 SETUP = "documents/docs.lantern.test/setup"
@@ -106,13 +106,7 @@ class Served:
     log: Path
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        stop_process(self.proc)
 
 
 def write_docs(folder: Path) -> Path:

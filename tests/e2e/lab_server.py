@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.conftest import stop_process
+
 # JupyterLab asks to fetch news and checks for updates; both would go online and show toasts.
 _NOTIFICATION_SETTINGS = {"fetchNews": "false", "checkForUpdates": False}
 _KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY", "DEVKNOW_ENDPOINT")
@@ -64,12 +66,7 @@ class LabServer:
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait(timeout=10)
+                stop_process(self.proc)
         return self.proc.returncode
 
 
