@@ -107,7 +107,7 @@ _CSS = """
   display: flex; flex-direction: column; width: 100%; }
 .devknow-explorer .dkx-hits button.widget-toggle-button, .devknow-explorer .dkx-refs button.widget-toggle-button {
   width: 100% !important; height: auto; min-height: var(--jp-widgets-inline-height, 28px); margin: 0 0 3px 0;
-  padding: 4px 8px; white-space: normal; text-align: left; line-height: 1.3; overflow-wrap: anywhere; }
+  padding: 4px 8px; white-space: normal; text-align: left; line-height: 1.3; overflow-wrap: break-word; }
 .devknow-explorer .dkx-hits button.widget-toggle-button:focus-visible,
 .devknow-explorer .dkx-refs button.widget-toggle-button:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #2f8fc4); outline-offset: -2px; }
