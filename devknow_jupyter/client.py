@@ -13,7 +13,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -135,6 +136,8 @@ class DevKnowClient:
         self._http_transport = http_transport
         self._offline_store_enabled = offline_store
         self._store: Any = None
+        self._store_writer: ThreadPoolExecutor | None = None
+        self._store_pending: Future[None] | None = None
         self._max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
         self._tools: list[dict[str, Any]] | None = None
@@ -327,8 +330,11 @@ class DevKnowClient:
                 return
             self._closed = True
             pool, self._pool = self._pool, None
+            writer, self._store_writer = self._store_writer, None
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+        if writer is not None:
+            writer.shutdown(wait=True)  # documents fetched are saved before the store closes
         self._backend.close()
         if self._store is not None:
             self._store.close()
@@ -456,6 +462,19 @@ class DevKnowClient:
             return self._store
 
     def _keep_offline(self, documents: Iterable[Document]) -> None:
+        if not self._offline_store_enabled or self.backend_kind != "remote":
+            return
+        docs = list(documents)
+        with self._lock:
+            if self._closed:
+                return
+            if self._store_writer is None:
+                self._store_writer = ThreadPoolExecutor(1, thread_name_prefix="devknow-store")
+            # The SQLite write happens off the caller's thread: a fetch returns once its reply is parsed.
+            # One worker keeps the writes in order, so waiting for the last one waits for them all.
+            self._store_pending = self._store_writer.submit(self._write_offline, docs)
+
+    def _write_offline(self, documents: list[Document]) -> None:
         try:
             store = self._offline_store()
             if store is not None:
@@ -464,6 +483,9 @@ class DevKnowClient:
             self.notices.append(f"Could not save documents offline: {exc}")
 
     def _search_offline_store(self, query: str) -> dict[str, Any] | None:
+        pending = self._store_pending
+        if pending is not None:
+            futures_wait([pending], timeout=30)
         try:
             store = self._offline_store()
             if store is None or len(store) == 0:
