@@ -22,7 +22,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ._version import __version__
@@ -138,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
 # -- output -----------------------------------------------------------------------------------------
 
 
+def _emit(result: Any, args: argparse.Namespace, out: TextIO, printer: Callable[[Any, TextIO], Any]) -> None:
+    """The service's JSON shape with ``--json``, else the human-readable form."""
+    if args.json:
+        _print_json(result.to_dict(), out)
+    else:
+        printer(result, out)
+
+
 def _print_json(data: Any, out: TextIO) -> None:
     out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
@@ -192,10 +200,7 @@ def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     if args.n is not None and len(results) > args.n:
         results = results[: args.n]
     _note(results.info.notices)
-    if args.json:
-        _print_json(results.to_dict(), out)
-    else:
-        _print_hits(results, out)
+    _emit(results, args, out, _print_hits)
     return 0
 
 
@@ -205,25 +210,17 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
             documents = client.get_documents(args.names)
         except DocumentNotFoundError as exc:
             # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
-            if exc.documents and args.json:
-                _print_json(exc.documents.to_dict(), out)
-            elif exc.documents:
-                _print_documents(exc.documents, out)
+            if exc.documents:
+                _emit(exc.documents, args, out, _print_documents)
             raise
-    if args.json:
-        _print_json(documents.to_dict(), out)
-    else:
-        _print_documents(documents, out)
+    _emit(documents, args, out, _print_documents)
     return 0
 
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         answer = client.answer_query(" ".join(args.question))
-    if args.json:
-        _print_json(answer.to_dict(), out)
-    else:
-        out.write(answer.to_markdown())
+    _emit(answer, args, out, lambda result, stream: stream.write(result.to_markdown()))
     return 0
 
 
