@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from ._version import __version__
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
+from .models import SearchResults
 
 __all__ = ["main"]
 
@@ -113,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
 
     ask = command("ask", "Answer a question from the documentation, with references.")
+    ask.add_argument(
+        "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
+    )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
     index = command("index", "Add a folder of Markdown files to the default local index.")
@@ -219,8 +223,12 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        answer = client.answer_query(" ".join(args.question))
-    _emit(answer, args, out, lambda result, stream: stream.write(result.to_markdown()))
+        result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
+    if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
+        _note(result.info.notices)
+        _emit(result, args, out, _print_hits)
+    else:
+        _emit(result, args, out, lambda answer, stream: stream.write(answer.to_markdown()))
     return 0
 
 

@@ -25,6 +25,7 @@ from .errors import (
     ConfigurationError,
     DevKnowError,
     DocumentNotFoundError,
+    QuotaExceededError,
     ToolError,
     TransportError,
     register_secret,
@@ -33,13 +34,22 @@ from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, Sear
 from .names import normalize_names
 from .tools import MAX_NAMES_PER_CALL
 
-__all__ = ["GOOGLE_ENDPOINT", "LOCAL_ENDPOINT", "DevKnowClient", "resolve_api_key", "resolve_endpoint"]
+__all__ = [
+    "GOOGLE_ENDPOINT",
+    "LOCAL_ENDPOINT",
+    "QUOTA_FALLBACK_NOTICE",
+    "DevKnowClient",
+    "resolve_api_key",
+    "resolve_endpoint",
+]
 
 #: Google's Developer Knowledge MCP server.
 GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
 #: The embedded offline index.
 LOCAL_ENDPOINT = "local"
 KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
+#: Said on search results that stand in for an answer because the answer quota is used up.
+QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
 _local_notice_shown = False
 
@@ -291,6 +301,22 @@ class DevKnowClient:
         answer.info = self._info(started, from_cache, [])
         answer._client = self
         return answer
+
+    def ask(self, query: str, *, fallback: bool = True, refresh: bool = False) -> Answer | SearchResults:
+        """Answer ``query``; when the answer quota is used up, search for it instead.
+
+        The service's own advice for an exhausted ``answer_query`` quota. The search results then carry
+        :data:`QUOTA_FALLBACK_NOTICE` in ``info.notices``, so every view of them says why. With
+        ``fallback=False`` the :class:`~devknow_jupyter.errors.QuotaExceededError` is raised instead.
+        """
+        try:
+            return self.answer_query(query, refresh=refresh)
+        except QuotaExceededError:
+            if not fallback:
+                raise
+        results = self.search_documents(query, refresh=refresh)
+        results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
+        return results
 
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""

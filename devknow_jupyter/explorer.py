@@ -63,7 +63,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
-from .errors import DevKnowError, QuotaExceededError, redact
+from .client import QUOTA_FALLBACK_NOTICE
+from .errors import DevKnowError, redact
 from .models import Answer, Document, ResultInfo, SearchResults, name_to_uri
 
 if TYPE_CHECKING:
@@ -405,16 +406,10 @@ class Explorer:
             return
 
         def job() -> Callable[[], None]:
-            try:
-                answer = self.client.answer_query(question)
-            except QuotaExceededError:
-                from .magics import QUOTA_FALLBACK_NOTICE
-
-                results = self.client.search_documents(question)
-                # As %%devask does: the notice rides on the result, so every view of it says so.
-                results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
-                return lambda: self._visit(HistoryEntry("search", question, results, None, QUOTA_FALLBACK_NOTICE))
-            return lambda: self._visit(HistoryEntry("answer", question, answer, None, _notices(answer)))
+            result = self.client.ask(question)  # search results with a notice when the quota is used up
+            if isinstance(result, Answer):
+                return lambda: self._visit(HistoryEntry("answer", question, result, None, _notices(result)))
+            return lambda: self._visit(HistoryEntry("search", question, result, None, QUOTA_FALLBACK_NOTICE))
 
         self._run(("answer", question), f"Asking “{question}”…", job, wait=wait)
 

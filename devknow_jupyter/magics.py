@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from .client import DevKnowClient
 
 __all__ = [
-    "QUOTA_FALLBACK_NOTICE",
     "DevKnowMagics",
     "interpolate",
     "load_ipython_extension",
@@ -60,8 +59,6 @@ _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 # A variable, then any subscripts or attributes: `_devsearch[0]`, `hits[:3]`, `answer.references`.
 _VARIABLE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\[[^\]\n]*\]|\.[A-Za-z_]\w*)*")
 _EMPTY_OUTPUT = {"text/plain": ""}
-#: The notice %%devask puts on the search results it shows when the answer quota is used up.
-QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
 
 def interpolate(text: str, namespace: dict[str, Any]) -> str:
@@ -489,18 +486,9 @@ class DevKnowMagics(Magics):
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
-        from .errors import QuotaExceededError
-
         with _Progress(self.shell, "Asking…"):
-            client = self.session.client()
-            try:
-                result: Any = client.answer_query(question, refresh=args.refresh)
-            except QuotaExceededError:
-                if args.no_fallback:
-                    raise
-                result = client.search_documents(question, refresh=args.refresh)
-                # A notice on the result itself: it shows wherever the result is displayed, now or later.
-                result.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
+            # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
+            result = self.session.client().ask(question, fallback=not args.no_fallback, refresh=args.refresh)
             self._store("_devask", out, result)
         return result
 

@@ -277,9 +277,9 @@ def test_remote_wrong_key_is_one_line_without_the_key(sdk_server_factory) -> Non
     assert wrong not in result.stdout + result.stderr
 
 
-def test_remote_quota_is_an_error(sdk_server_factory, capsys: pytest.CaptureFixture[str]) -> None:
+def test_remote_quota_is_an_error_with_no_fallback(sdk_server_factory, capsys: pytest.CaptureFixture[str]) -> None:
     server = sdk_server_factory("--answer-quota", "0")
-    assert main(["--endpoint", server.url, "ask", "restrict a key"]) == 1
+    assert main(["--endpoint", server.url, "ask", "--no-fallback", "restrict a key"]) == 1
     assert "RESOURCE_EXHAUSTED" in one_error_line(capsys.readouterr().err)
 
 
@@ -348,3 +348,14 @@ def test_serve_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
         port = taken.getsockname()[1]
         assert main(["serve", "--docs", str(FIXTURE_DOCS), "--port", str(port)]) == 1
     assert "port is in use" in one_error_line(capsys.readouterr().err)
+
+
+def test_remote_ask_falls_back_to_search_when_the_quota_is_used_up(
+    sdk_server_factory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = sdk_server_factory("--answer-quota", "0")
+    assert main(["--endpoint", server.url, "--json", "ask", "restrict a key"]) == 0
+    captured = capsys.readouterr()
+    assert "answer quota is used up" in captured.err
+    assert json.loads(captured.out)["results"], "search results stand in for the answer"
+    assert [call["tool"] for call in server.calls()] == ["answer_query", "search_documents"]

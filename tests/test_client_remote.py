@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 from devknow_jupyter import DevKnowClient
-from devknow_jupyter.client import GOOGLE_ENDPOINT
+from devknow_jupyter.client import GOOGLE_ENDPOINT, QUOTA_FALLBACK_NOTICE
 from devknow_jupyter.errors import AuthenticationError, DocumentNotFoundError, QuotaExceededError
+from devknow_jupyter.models import Answer, SearchResults
 from tests.conftest import start_sdk_server
 from tests.servers.asgi import read_wire_log
 
@@ -241,3 +242,17 @@ def test_our_client_alone_no_mcp_sdk(sdk_server) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["3", "1", BUCKETS, "False"]  # three passages of one page
+
+
+def test_ask_answers_or_falls_back_to_search_when_the_quota_is_used_up(sdk_server_factory) -> None:
+    server = sdk_server_factory("--answer-quota", "1")
+    with DevKnowClient(server.url) as client:
+        assert isinstance(client.ask("restrict an API key"), Answer)
+        fallback = client.ask("pick a region for the bucket")
+        assert isinstance(fallback, SearchResults) and len(fallback) > 0
+        assert fallback.info.notices[0] == QUOTA_FALLBACK_NOTICE
+        with pytest.raises(QuotaExceededError):
+            client.ask("something else entirely", fallback=False)
+    assert [call["tool"] for call in server.calls()] == [
+        "answer_query", "answer_query", "search_documents", "answer_query"
+    ]
