@@ -52,29 +52,11 @@ def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, ma
     stream = response.extensions.get("network_stream")
     if seconds <= 0 or stream is None or response.http_version != "HTTP/1.1":
         return False  # HTTP/2 resets just the stream; an unknown transport can't be bounded
-    read = getattr(stream, "read", None)
-    if not callable(read):
+    budgets = _budgets_of(stream)
+    if budgets is None:
         return False
-    owner = threading.get_ident()
-    deadline = time.monotonic() + seconds
-    left = max_bytes
-
-    def bounded_read(size: int, timeout: float | None = None) -> bytes:
-        nonlocal left
-        if threading.get_ident() != owner:  # another request on this connection, back in the pool
-            return read(size, timeout)
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or left <= 0:
-            raise _Stop()
-        data = read(size, remaining if timeout is None else min(timeout, remaining))
-        left -= len(data)
-        return data
-
-    own = vars(stream).get("read") if hasattr(stream, "__dict__") else None
-    try:
-        stream.read = bounded_read
-    except (AttributeError, TypeError):
-        return False
+    me = threading.get_ident()
+    budgets[me] = [time.monotonic() + seconds, max_bytes]
     try:
         for _ in events:
             pass  # anything after our reply (a stray notification, keep-alive comments) is not ours
@@ -86,7 +68,41 @@ def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, ma
         log.debug("could not read the end of the event stream: %s", type(exc).__name__)
         return False
     finally:
-        if own is None:
-            del stream.read
-        else:
-            stream.read = own
+        budgets.pop(me, None)
+
+
+_install_lock = threading.Lock()
+
+
+def _budgets_of(stream: Any) -> dict[int, list[float]] | None:
+    """The stream's per-thread drain budgets, wrapping its ``read`` once (None if it can't be wrapped).
+
+    One wrapper per connection, installed for good: each drain only adds and removes its own thread's
+    budget. (Swapping ``read`` per drain raced: a drain on another thread could restore a stale wrapper.)
+    """
+    with _install_lock:
+        budgets = getattr(stream, "_devknow_drain_budgets", None)
+        if budgets is not None:
+            return budgets
+        read = getattr(stream, "read", None)
+        if not callable(read):
+            return None
+        budgets = {}
+
+        def bounded_read(size: int, timeout: float | None = None) -> bytes:
+            budget = budgets.get(threading.get_ident())
+            if budget is None:  # an ordinary read (another request on this connection)
+                return read(size, timeout)
+            remaining = budget[0] - time.monotonic()
+            if remaining <= 0 or budget[1] <= 0:
+                raise _Stop()
+            data = read(size, remaining if timeout is None else min(timeout, remaining))
+            budget[1] -= len(data)
+            return data
+
+        try:
+            stream.read = bounded_read
+            stream._devknow_drain_budgets = budgets
+        except (AttributeError, TypeError):
+            return None
+        return budgets
