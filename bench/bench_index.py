@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.report import goals_and_notes
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 QUERIES = ROOT / "bench" / "queries.json"
@@ -288,10 +290,7 @@ def to_markdown(result: dict[str, Any]) -> str:
             f"| {row['label']} | {row['median']:.2f} {row['unit']} | {row['p95']:.2f} {row['unit']} | "
             f"{row['min']:.2f}–{row['max']:.2f} | {row['n']} | {row.get('note', '')} |"
         )
-    lines += ["", "| goal | measured | met |", "|---|---:|:---:|"]
-    for goal in result["goals"]:
-        lines.append(f"| {goal['goal']} | {goal['measured']} | {'yes' if goal['met'] else '**no**'} |")
-    lines += ["", *[f"- {note}" for note in result["notes"]], ""]
+    lines += ["", *goals_and_notes(result["goals"], result["notes"])]
     return "\n".join(lines)
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_index import EXCLUDE, QUERIES, RESULTS, ROOT, corpus_path
+from bench.report import goals_and_notes
 
 TITLE = "Local index: ranking quality, ours vs plain BM25 (bench_quality)"
 K = 5
@@ -216,10 +217,7 @@ def to_markdown(result: dict[str, Any]) -> str:
     lines += ["| search | MRR@5 | recall@5 | hit@5 |", "|---|---:|---:|---:|"]
     for row in result["rows"]:
         lines.append(f"| {row['label']} | {row['mrr@5']:.3f} | {row['recall@5']:.3f} | {row['hit@5']:.3f} |")
-    lines += ["", "| goal | measured | met |", "|---|---:|:---:|"]
-    for goal in result["goals"]:
-        lines.append(f"| {goal['goal']} | {goal['measured']} | {'yes' if goal['met'] else '**no**'} |")
-    lines += ["", *[f"- {note}" for note in result["notes"]], ""]
+    lines += ["", *goals_and_notes(result["goals"], result["notes"])]
     return "\n".join(lines)
 
 

@@ -56,17 +56,20 @@ def _scenario_markdown(key: str, scenario: dict[str, Any]) -> list[str]:
             cells = [f"{row[key]:.3f}" if isinstance(row.get(key), float) else str(row.get(key, "")) for key in columns]
             lines.append("| " + " | ".join([row["label"], *cells]) + " |")
         lines.append("")
-    goals = scenario.get("goals") or []
+    return lines + goals_and_notes(scenario.get("goals") or [], scenario.get("notes") or [])
+
+
+def goals_and_notes(goals: list[dict[str, Any]], notes: list[str]) -> list[str]:
+    """Markdown lines: the goal table (goal, measured, met) and the notes as a list."""
+    lines: list[str] = []
     if goals:
         lines += ["| goal | measured | met |", "|---|---:|:---:|"]
         for goal in goals:
             met = {True: "yes", False: "**no**", None: "n/a"}[goal.get("met")]
             lines.append(f"| {goal['goal']} | {goal['measured']} | {met} |")
         lines.append("")
-    for note in scenario.get("notes") or []:
-        lines.append(f"- {note}")
-    if scenario.get("notes"):
-        lines.append("")
+    if notes:
+        lines += [*(f"- {note}" for note in notes), ""]
     return lines
 
 
