@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import html
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -119,6 +120,10 @@ _CSS = """
 .devknow-explorer .widget-html-content { min-width: 0; }
 .devknow-explorer .dkx-empty { color: var(--jp-content-font-color2, inherit); font-style: italic; }
 """.strip()
+
+
+#: After Enter in the search box, a value update arriving this soon is the text typed before Enter.
+SUBMIT_SETTLE_SECONDS = 2.0
 
 
 class HistoryEntry(NamedTuple):
@@ -317,6 +322,9 @@ class Explorer:
 
         self.search_box.on_msg(self._guard(self._on_search_submit))
         self.source_box.on_msg(self._guard(self._on_search_submit))
+        self._submitted_at: float | None = None
+        self.search_box.observe(self._guard(self._on_search_value_after_submit), names=["value"])
+        self.source_box.observe(self._guard(self._on_search_value_after_submit), names=["value"])
         self.search_button.on_click(self._guard(lambda _button: self.search()))
         self.ask_box.on_msg(self._guard(self._on_ask_submit))
         self.ask_button.on_click(self._guard(lambda _button: self.ask()))
@@ -532,6 +540,16 @@ class Explorer:
 
     def _on_search_submit(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
         if content.get("event") == "submit":
+            self._submitted_at = time.monotonic()
+            self.search()
+
+    def _on_search_value_after_submit(self, change: dict[str, Any]) -> None:
+        # The frontend sends "submit" at once but holds back value updates while the kernel is busy
+        # (ipywidgets' message throttling), so what was typed before Enter can arrive just after it.
+        # A value landing right after Enter is that text: search again with it (the newest search wins).
+        if self._is_quiet() or self._submitted_at is None:
+            return
+        if time.monotonic() - self._submitted_at < SUBMIT_SETTLE_SECONDS:
             self.search()
 
     def _on_ask_submit(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:

@@ -155,6 +155,20 @@ def test_enter_searches_and_lists_the_hits(app, server):
     assert app.current == app.history[-1] and app.current.kind == "search"
 
 
+def test_text_arriving_just_after_enter_is_what_gets_searched(app, server):
+    # Under load ipywidgets holds back value updates but sends "submit" at once: Enter can overtake the
+    # last keystrokes. The explorer searches again with the text that lands right after Enter.
+    type_text(app.search_box, "buck")
+    press_enter(app.search_box)
+    assert app.wait(timeout=30)
+    type_text(app.search_box, "bucket region")  # the held-back update, delivered after the submit
+    assert app.wait(timeout=30)
+
+    assert app.current.key == "bucket region"
+    assert labels(app.hits)[0] == "1. Choose a region — docs.example.dev"
+    assert [call["arguments"]["query"] for call in server.calls("search_documents")] == ["buck", "bucket region"]
+
+
 def test_opening_a_hit_renders_the_page_with_a_contents_list_that_jumps_to_its_headings(app, server):
     search(app, "bucket")
     open_hit(app, 1)
