@@ -190,14 +190,10 @@ def hits_header_html(results: SearchResults) -> str:
     head = f"<b>{html.escape(_plural(count, 'hit'))}</b>"
     if results.query:
         head += f" for <q>{html.escape(results.query)}</q>"
-    extra = info_summary(results.info)
-    if extra:
-        head += " · " + " · ".join(html.escape(part) for part in extra)
-    parts = [f'<div class="devknow-header">{head}</div>']
-    parts += [f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in results.info.notices]
+    html_out = _header_with_notices(head, results.info)
     if not count:
-        parts.append('<div class="devknow-notice">No results. Try other or fewer words.</div>')
-    return "".join(parts)
+        html_out += '<div class="devknow-notice">No results. Try other or fewer words.</div>'
+    return html_out
 
 
 def _passage(hit: DocumentChunk, preview_chars: int | None) -> tuple[str, bool]:
@@ -408,12 +404,16 @@ def answer_header_html(answer: Answer) -> str:
         head += f" to <q>{html.escape(answer.query)}</q>"
     if answer.extractive:
         head += f' <span class="devknow-label" title="{html.escape(EXTRACTIVE_NOTE, quote=True)}">extractive</span>'
-    extra = info_summary(answer.info)
+    return _header_with_notices(head, answer.info)
+
+
+def _header_with_notices(head: str, info: ResultInfo) -> str:
+    """A header line (``head`` is inner HTML) with the provenance appended, then one line per notice."""
+    extra = info_summary(info)
     if extra:
         head += " · " + " · ".join(html.escape(part) for part in extra)
-    parts = [f'<div class="devknow-header">{head}</div>']
-    parts += [f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in answer.info.notices]
-    return "".join(parts)
+    notices = "".join(f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in info.notices)
+    return f'<div class="devknow-header">{head}</div>{notices}'
 
 
 def answer_text_html(answer: Answer, *, max_chars: int | None = None) -> str:
