@@ -29,6 +29,7 @@ from .errors import (
     ToolError,
     TransportError,
     register_secret,
+    split_url_credentials,
 )
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 from .names import normalize_names
@@ -55,7 +56,11 @@ _local_notice_shown = False
 
 
 def resolve_api_key(api_key: str | None = None) -> tuple[str | None, str | None]:
-    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY."""
+    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY.
+
+    Surrounding whitespace is dropped (a key read from a file ends in a newline, which no header may hold).
+    """
+    api_key = (api_key or "").strip()
     if api_key:
         return api_key, "argument"
     for variable in KEY_VARIABLES:
@@ -91,12 +96,15 @@ class DevKnowClient:
         api_key: Sent only in the ``X-Goog-Api-Key`` header. Default: ``DEVKNOW_API_KEY``, else
             ``GOOGLE_API_KEY``.
         access_token: An OAuth bearer token, instead of a key.
-        timeout: Seconds to wait for a reply (connecting has its own, shorter limit).
+        timeout: Seconds a whole call may take: connecting, retries, backoff and ``Retry-After`` waits and
+            reading the reply included (connecting has its own, shorter limit within it).
         cache: A :class:`~devknow_jupyter.cache.ResultCache`, ``None`` for the process-wide one, or
             ``False`` for none.
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
         http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
+        max_reply_bytes: The largest reply (JSON body or one event of a stream) read from a remote server,
+            32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
 
@@ -122,10 +130,11 @@ class DevKnowClient:
         headers: dict[str, str] | None = None,
         offline_store: bool = True,
         max_workers: int = 4,
+        max_reply_bytes: int | None = 32 * 1024 * 1024,  # the transport's MAX_REPLY_BYTES
         announce: bool = True,
     ) -> None:
         self.api_key, self.key_source = resolve_api_key(api_key)
-        self._access_token = access_token or None
+        self._access_token = (access_token or "").strip() or None
         register_secret(self.api_key)
         register_secret(self._access_token)
         if backend is not None:
@@ -134,6 +143,8 @@ class DevKnowClient:
             self.endpoint, self.endpoint_source = resolve_endpoint(
                 endpoint, bool(self.api_key or self._access_token)
             )
+            self._take_url_credentials()
+        self._max_reply_bytes = max_reply_bytes
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         if cache is None or cache is True:
@@ -185,7 +196,24 @@ class DevKnowClient:
             connect_timeout=self.connect_timeout,
             headers=self._headers,
             http_transport=self._http_transport,
+            max_reply_bytes=self._max_reply_bytes,
         )
+
+    def _take_url_credentials(self) -> None:
+        # A key in the endpoint URL (https://user:KEY@host/mcp, ?key=KEY) moves to its header; the URL
+        # kept (shown in repr, status and messages) is the one without it.
+        self.endpoint, url_key, url_token = split_url_credentials(self.endpoint)
+        explicit_key = self.api_key if self.key_source == "argument" else None  # the environment's yields
+        for found, given, what in ((url_key, explicit_key, "API key"), (url_token, self._access_token, "token")):
+            if found and given and found != given:
+                raise ConfigurationError(
+                    f"The endpoint URL holds an {what} and another one was given; pass one only.",
+                    hint="Keys belong in api_key= or DEVKNOW_API_KEY, not in the URL.",
+                )
+        if url_key:
+            self.api_key, self.key_source = url_key, "the endpoint URL"
+        if url_token:
+            self._access_token = url_token
 
     def _say_once(self, line: str) -> None:
         global _local_notice_shown

@@ -15,19 +15,25 @@ deadline and stops after a byte budget. Its own reads only: the thread is checke
 connection goes back to the pool the moment the stream ends. When anything is not as expected (no
 network stream, HTTP/2, an error, the deadline), the response is closed as before: the connection is
 dropped, never waited on for longer.
+
+The same wrapper bounds every read of a reply by the call's deadline (:func:`reads_bounded`): each
+read waits at most the time the call has left, so a body that drips a byte at a time can't outlast it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import httpcore
 import httpx
 
-__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "SHORT_DRAIN_SECONDS", "drain"]
+__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "SHORT_DRAIN_SECONDS", "drain", "reads_bounded"]
 
 #: The longest wait for the end of a stream after our reply.
 DRAIN_SECONDS = 0.05
@@ -43,6 +49,29 @@ class _Stop(Exception):
     """Internal: the drain's deadline or byte budget is used up (raised from inside httpcore's read)."""
 
 
+def _out_of_time() -> Exception:
+    # httpx turns httpcore's ReadTimeout into its own, which the transport reports as the call's timeout.
+    return httpcore.ReadTimeout("the call's deadline passed")
+
+
+@contextmanager
+def reads_bounded(response: httpx.Response, deadline: float) -> Iterator[None]:
+    """While the block runs, each read of ``response``'s connection by this thread waits at most until
+    ``deadline`` (a ``time.monotonic()`` value). Without a wrappable HTTP/1.1 stream, reads keep httpx's
+    own timeout, which the transport sets to the time left when the request starts."""
+    stream = response.extensions.get("network_stream")
+    budgets = _budgets_of(stream) if stream is not None and response.http_version == "HTTP/1.1" else None
+    if budgets is None:
+        yield
+        return
+    me = threading.get_ident()
+    budgets[me] = [deadline, math.inf, _out_of_time]
+    try:
+        yield
+    finally:
+        budgets.pop(me, None)
+
+
 def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, max_bytes: int = DRAIN_BYTES) -> bool:
     """Read ``events`` (the iterator that gave our reply) to its end within ``seconds`` and ``max_bytes``.
 
@@ -56,7 +85,9 @@ def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, ma
     if budgets is None:
         return False
     me = threading.get_ident()
-    budgets[me] = [time.monotonic() + seconds, max_bytes]
+    outer = budgets.get(me)  # the call's deadline, if reads_bounded set one: the drain stays within it
+    end = time.monotonic() + seconds
+    budgets[me] = [min(end, outer[0]) if outer else end, max_bytes, _Stop]
     try:
         for _ in events:
             pass  # anything after our reply (a stray notification, keep-alive comments) is not ours
@@ -68,13 +99,16 @@ def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, ma
         log.debug("could not read the end of the event stream: %s", type(exc).__name__)
         return False
     finally:
-        budgets.pop(me, None)
+        if outer is not None:
+            budgets[me] = outer
+        else:
+            budgets.pop(me, None)
 
 
 _install_lock = threading.Lock()
 
 
-def _budgets_of(stream: Any) -> dict[int, list[float]] | None:
+def _budgets_of(stream: Any) -> dict[int, list[Any]] | None:
     """The stream's per-thread drain budgets, wrapping its ``read`` once (None if it can't be wrapped).
 
     One wrapper per connection, installed for good: each drain only adds and removes its own thread's
@@ -95,7 +129,7 @@ def _budgets_of(stream: Any) -> dict[int, list[float]] | None:
                 return read(size, timeout)
             remaining = budget[0] - time.monotonic()
             if remaining <= 0 or budget[1] <= 0:
-                raise _Stop()
+                raise budget[2]()
             data = read(size, remaining if timeout is None else min(timeout, remaining))
             budget[1] -= len(data)
             return data
