@@ -549,7 +549,10 @@ class DevKnowMagics(Magics):
                 self.endpoint = endpoint
             except TraitError as exc:
                 raise UsageError(str(exc)) from None
-            said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
+            from .errors import split_url_credentials  # a key typed into the URL is never echoed
+
+            shown = split_url_credentials(self.endpoint)[0] if self.endpoint else "automatic"
+            said.append(f"Endpoint: {shown} (the client reconnects on next use).")
         if args.clear_cache:
             from .cache import shared_cache
 
