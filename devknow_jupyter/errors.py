@@ -10,7 +10,7 @@ Every error is a :class:`DevKnowError`, so ``except DevKnowError`` catches them 
      │    └── DocumentNotFoundError   names the service does not know (``.missing``, ``.documents``)
      ├── ProtocolError             a reply that is not valid MCP / JSON-RPC
      └── TransportError            network, TLS, proxy and timeout failures
-          └── RequestTimeout       no reply within the read timeout
+          └── RequestTimeout       no complete reply within the call's timeout (a deadline for the whole call)
 
 In IPython and Jupyter these errors show as one short, coloured line instead of a traceback
 (through IPython's ``_render_traceback_`` hook); ``%devknow --debug`` switches full tracebacks
@@ -240,6 +240,6 @@ class TransportError(DevKnowError):
 
 
 class RequestTimeout(TransportError):
-    """No complete reply arrived within the timeout."""
+    """No complete reply arrived within the timeout, which bounds the whole call (retries and waits included)."""
 
     hint = "Raise the timeout (DevKnowClient(timeout=...) or `%config DevKnowMagics.timeout = 60`)."

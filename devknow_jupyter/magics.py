@@ -218,7 +218,7 @@ class DevKnowMagics(Magics):
     max_results = Int(10, help="How many hits %devsearch shows when -n is not given.").tag(config=True)
     cache_ttl = Float(3600.0, help="Seconds a result stays cached (0 caches nothing).").tag(config=True)
     cache_size = Int(512, help="How many results the kernel's cache keeps (0 caches nothing).").tag(config=True)
-    timeout = Float(30.0, help="Seconds to wait for the server's reply.").tag(config=True)
+    timeout = Float(30.0, help="Seconds one call may take in all (retries and waits included).").tag(config=True)
     widgets = Bool(True, help="Show results as interactive widgets (False: static Markdown/HTML only).").tag(
         config=True
     )

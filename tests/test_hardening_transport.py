@@ -12,9 +12,12 @@ import asyncio
 import json
 import logging
 import os
+import re
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -28,7 +31,7 @@ from devknow_jupyter.cli import main as cli_main
 from devknow_jupyter.errors import AuthenticationError, ProtocolError, RequestTimeout, ToolError, TransportError
 from devknow_jupyter.transport import McpHttpBackend
 from devknow_jupyter.transport.retry import RetryPolicy
-from tests.servers.scripted import Call, ScriptedServer, event, modern_server, result, rpc_json, sse, tool_ok
+from tests.servers.scripted import MODERN, Call, ScriptedServer, event, modern_server, result, rpc_json, sse, tool_ok
 
 SECRET = "AIzaHardening-0123456789abcdefXYZ"
 HITS = {"results": [{"parent": "documents/a.example/x", "id": "0", "content": "hello"}]}
@@ -214,6 +217,69 @@ def test_timeout_bounds_the_whole_call(reply: Callable[[Call], Response]) -> Non
         assert len(answered) <= 100  # pings are answered a bounded number of times per call
 
 
+class HeaderDripServer:
+    """A raw-socket HTTP/1.1 server: answers ``server/discover``, then sends the status line of a tools/call
+    reply and its headers one byte every half second (what no ASGI server can be made to do)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/mcp"
+        self.tool_calls = 0
+        self.stop = threading.Event()
+
+    def __enter__(self) -> HeaderDripServer:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop.set()
+        self.sock.close()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            buffer = b""
+            while not self.stop.is_set():
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+                while len(buffer) < length:
+                    buffer += conn.recv(65536)
+                message, buffer = json.loads(buffer[:length]), buffer[length:]
+                if message.get("method") == "server/discover":
+                    body = json.dumps(result(Call(0, "POST", {}, message), {"supportedVersions": [MODERN]})).encode()
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
+                    conn.sendall(b"content-length: %d\r\n\r\n%s" % (len(body), body))
+                    continue
+                self.tool_calls += 1
+                conn.sendall(b"HTTP/1.1 200 OK\r\n")
+                for byte in b"x-slow: " + b"a" * 60:
+                    if self.stop.wait(0.5):
+                        return
+                    conn.sendall(bytes([byte]))
+                return
+
+
+def test_timeout_bounds_headers_that_drip() -> None:
+    with HeaderDripServer() as server, McpHttpBackend(server.url, timeout=2) as remote:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout, match="whole call"):
+            remote.call_tool("search_documents", {"query": "q"})
+        assert time.monotonic() - started < 3.5
+        assert server.tool_calls == 1
+
+
 def test_retry_after_waits_count_against_the_timeout() -> None:
     def busy(call: Call) -> Response:
         body = {"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}}
@@ -336,7 +402,7 @@ ODD = {
     "answer text a number": ("ask", structured({"answerText": 5, "references": []})),
     "references a string": ("ask", structured({"answerText": "a", "references": "documents/a"})),
     "a reference of lists": ("ask", structured({"answerText": "a", "references": [{"name": ["x"]}]})),
-    "text content that is a number": ("search", lambda call: rpc_json(result(call, {"content": [{"type": "text", "text": 5}]}))),
+    "text a number": ("search", lambda call: rpc_json(result(call, {"content": [{"type": "text", "text": 5}]}))),
     "deep body": ("search", raw_reply('{"jsonrpc":"2.0","id":"ID","result":' + DEEP + "}")),
     "deep event": ("search", raw_reply('{"jsonrpc":"2.0","id":"ID","result":' + DEEP + "}", media="text/event-stream")),
     "deep structured content": (

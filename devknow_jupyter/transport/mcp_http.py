@@ -513,9 +513,15 @@ class McpHttpBackend:
         try:
             for _ in range(_MAX_REDIRECTS + 1):
                 request = self._http.build_request(
-                    "POST", url, content=content, headers=all_headers, timeout=self._timeouts(budget)
+                    "POST",
+                    url,
+                    content=content,
+                    headers=all_headers,
+                    timeout=self._timeouts(budget),
+                    extensions={"trace": keepalive.trace},
                 )
-                response = self._http.send(request, stream=True)
+                with keepalive.reads_bounded(budget.deadline):
+                    response = self._http.send(request, stream=True)
                 if response.status_code in (307, 308) and response.headers.get("location"):
                     target = response.url.join(response.headers["location"])
                     response.close()
@@ -530,7 +536,8 @@ class McpHttpBackend:
                         )
                     url = str(target)
                     continue
-                with keepalive.reads_bounded(response, budget.deadline):
+                keepalive.watch(response)
+                with keepalive.reads_bounded(budget.deadline):
                     return self._read(response, request_id, state, budget)
             raise ProtocolError(f"{self.endpoint} redirected more than {_MAX_REDIRECTS} times.")
         except KeyboardInterrupt:
