@@ -180,7 +180,8 @@ def drip(call: Call) -> Response:
 
 
 def chatter(kind: str, pause: float, seconds: float = 8.0) -> Callable[[Call], Response]:
-    """An event stream of notifications or pings (never our reply) every ``pause`` s for ``seconds``."""
+    """An event stream of notifications or pings (never our reply) every ``pause`` s for ``seconds``
+    (``pause`` 0: 300 pings at once, then silence)."""
 
     def reply(call: Call) -> Response:
         async def body() -> AsyncIterator[bytes]:
@@ -193,7 +194,7 @@ def chatter(kind: str, pause: float, seconds: float = 8.0) -> Callable[[Call], R
                 else:
                     message = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": number}}
                 yield event(message).encode()
-                await asyncio.sleep(pause)
+                await asyncio.sleep(pause if pause or number < 300 else seconds)
 
         return streaming(body(), "text/event-stream")
 
@@ -201,9 +202,11 @@ def chatter(kind: str, pause: float, seconds: float = 8.0) -> Callable[[Call], R
 
 
 @pytest.mark.parametrize(
-    "reply", [drip, chatter("notification", 0.1), chatter("ping", 0.005)], ids=["drip", "notifications", "pings"]
+    ("reply", "answers"),
+    [(drip, 0), (chatter("notification", 0.1), 0), (chatter("ping", 0.005), None), (chatter("ping", 0), 100)],
+    ids=["drip", "notifications", "pings", "ping-burst"],
 )
-def test_timeout_bounds_the_whole_call(reply: Callable[[Call], Response]) -> None:
+def test_timeout_bounds_the_whole_call(reply: Callable[[Call], Response], answers: int | None) -> None:
     with ScriptedServer(modern_server(on_tools(reply))) as server:
         with DevKnowClient(server.url, cache=False, timeout=2) as client:
             started = time.monotonic()
@@ -215,6 +218,8 @@ def test_timeout_bounds_the_whole_call(reply: Callable[[Call], Response]) -> Non
         assert tool_calls(server) == 1  # no resend once the time is up
         answered = [call for call in server.calls if call.rpc_method is None and call.method == "POST"]
         assert len(answered) <= 100  # pings are answered a bounded number of times per call
+        if answers is not None:  # 300 pings at once: exactly the first 100 answered
+            assert len(answered) == answers
 
 
 class HeaderDripServer:
