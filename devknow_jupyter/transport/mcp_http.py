@@ -575,12 +575,13 @@ class McpHttpBackend:
                 raise _StreamEnded()
             return reply
         if wants_reply:
+            if status != 202 and content_type not in ("application/json", ""):  # not worth reading
+                raise ProtocolError(f"{self.endpoint} replied with {content_type}, not JSON or an event stream.")
             raw = read_capped(response, self.max_reply_bytes, budget, cut=False)
             if status == 202 or not raw:
                 raise ProtocolError(f"{self.endpoint} sent no reply to a request (HTTP {status}).")
             if content_type != "application/json":
-                kind = content_type or "no content type"
-                raise ProtocolError(f"{self.endpoint} replied with {kind}, not JSON or an event stream.")
+                raise ProtocolError(f"{self.endpoint} replied with no content type, not JSON or an event stream.")
             reply.body = parse_json(raw)
             self._check_id(reply.body, request_id)
             return reply
