@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import random
 import re
 import socket
 import subprocess
@@ -28,7 +29,14 @@ from starlette.responses import Response, StreamingResponse
 import devknow_jupyter
 from devknow_jupyter import DevKnowClient
 from devknow_jupyter.cli import main as cli_main
-from devknow_jupyter.errors import AuthenticationError, ProtocolError, RequestTimeout, ToolError, TransportError
+from devknow_jupyter.errors import (
+    AuthenticationError,
+    DevKnowError,
+    ProtocolError,
+    RequestTimeout,
+    ToolError,
+    TransportError,
+)
 from devknow_jupyter.transport import McpHttpBackend
 from devknow_jupyter.transport.retry import RetryPolicy
 from tests.servers.scripted import MODERN, Call, ScriptedServer, event, modern_server, result, rpc_json, sse, tool_ok
@@ -465,3 +473,54 @@ def test_a_lone_surrogate_becomes_a_replacement_character(capsys: pytest.Capture
         assert json.loads(out)["documents"][0]["content"] == doc.content
         assert cli_main(["--endpoint", server.url, "get", name]) == 0
         assert "\ufffd" in capsys.readouterr().out
+
+
+ODD_VALUES = [None, True, 0, 1.5, "", "x", "\ud800", [], [None], [1, "x"], {}, {"a": None}, [[[]]]]
+VALID = {
+    "search_documents": {"results": [{"parent": "documents/a.example/b", "id": "1", "content": "c"}]},
+    "get_documents": {
+        "documents": [{"name": "documents/a.example/b", "uri": "https://a.example/b", "content": "c", "title": "t"}]
+    },
+    "answer_query": {"answerText": "a", "references": ["documents/a.example/b", {"name": "documents/a.example/c"}]},
+}
+
+
+def mutated(value: object, rng: random.Random) -> object:
+    """``value`` with one node somewhere in it replaced by an odd value."""
+    if isinstance(value, dict) and value and rng.random() < 0.75:
+        key = rng.choice(list(value))
+        return {**value, key: mutated(value[key], rng)}
+    if isinstance(value, list) and value and rng.random() < 0.75:
+        index = rng.randrange(len(value))
+        return [*value[:index], mutated(value[index], rng), *value[index + 1 :]]
+    return rng.choice(ODD_VALUES)
+
+
+def test_wrong_types_anywhere_in_the_three_shapes_are_protocol_errors() -> None:
+    rng = random.Random(12)
+
+    def reply(call: Call) -> Response:
+        payload = VALID[call.body["params"]["name"]]
+        wrapper = {"content": [{"type": "text", "text": json.dumps(payload)}], "structuredContent": payload}
+        return rpc_json(result(call, mutated(wrapper, rng)))
+
+    outcomes: dict[str, int] = {}
+    with ScriptedServer(modern_server(on_tools(reply))) as server:
+        client = DevKnowClient(server.url, cache=False, offline_store=False)
+        calls = [
+            lambda: client.search_documents("q"),
+            lambda: client.get_documents(["documents/a.example/b"]),
+            lambda: client.answer_query("q"),
+        ]
+        with client:
+            for number in range(150):
+                try:
+                    value = calls[number % 3]()
+                    json.dumps(value.to_dict(), ensure_ascii=False).encode("utf-8")
+                    outcome = "ok"
+                except ProtocolError:
+                    outcome = "ProtocolError"
+                except DevKnowError as exc:  # e.g. a name the mutation made unknown
+                    outcome = type(exc).__name__
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes.get("ProtocolError", 0) >= 20 and outcomes.get("ok", 0) >= 20, outcomes
