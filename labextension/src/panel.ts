@@ -6,7 +6,7 @@
 import { Widget } from '@lumino/widgets';
 
 import * as api from './api';
-import { addCodeActions, button, IRenderActions, sanitized, updateInsertButtons, wireLinks } from './render';
+import { addCodeActions, button, findAnchor, IRenderActions, sanitized, updateInsertButtons, wireLinks } from './render';
 
 /** Sites offered in the filter box (any other host can be typed). */
 const KNOWN_SITES = [
@@ -166,7 +166,7 @@ export class DocsPanel extends Widget {
     if (doc) {
       this._push({ kind: 'page', doc });
       if (anchor) {
-        this._view.querySelector(`[id="${CSS.escape(anchor)}"]`)?.scrollIntoView({ block: 'start' });
+        findAnchor(this._view, anchor)?.scrollIntoView({ block: 'start' });
       }
     }
   }

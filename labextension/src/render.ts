@@ -35,9 +35,7 @@ export function wireLinks(root: HTMLElement, actions: IRenderActions, pageLinks:
     const href = link.getAttribute('href') ?? '';
     if (href.startsWith('#')) {
       event.preventDefault(); // JupyterLab's router owns the page URL; scroll inside our view instead
-      const id = decodeURIComponent(href.slice(1));
-      const target = root.querySelector(`[id="${CSS.escape(id)}"]`);
-      target?.scrollIntoView({ block: 'start' });
+      findAnchor(root, decodeURIComponent(href.slice(1)))?.scrollIntoView({ block: 'start' });
       return;
     }
     if (pageLinks && link.closest(pageLinks) && /^https?:\/\//.test(href)) {
@@ -45,6 +43,15 @@ export function wireLinks(root: HTMLElement, actions: IRenderActions, pageLinks:
       actions.openDocument(href);
     }
   });
+}
+
+/**
+ * The element `#id` points at inside `root`. JupyterLab's sanitizer moves `id` to `data-jupyter-id`
+ * (so that page content cannot clobber globals), hence both are looked up.
+ */
+export function findAnchor(root: HTMLElement, id: string): Element | null {
+  const quoted = CSS.escape(id);
+  return root.querySelector(`[id="${quoted}"], [data-jupyter-id="${quoted}"]`);
 }
 
 /** Add Copy and "Insert into notebook" buttons above every `<pre>` block in `root`. */
