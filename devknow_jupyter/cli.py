@@ -13,6 +13,8 @@ Global options (before or after the subcommand): ``--endpoint URL|local``, ``--j
 JSON shapes, for scripts) and ``--timeout SECONDS``. A thin front end over
 :class:`~devknow_jupyter.DevKnowClient` and the local index: expected errors end in one line on
 stderr (``devknow: error: ...``) and exit status 1; wrong usage exits with 2. Keys are never printed.
+Text from documents and servers is printed with its control characters visibly escaped
+(:mod:`devknow_jupyter.terminal`); ``--json`` keeps the data exact.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any, TextIO
 from ._version import __version__
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
 from .models import SearchResults
+from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
 
@@ -143,20 +146,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _emit(result: Any, args: argparse.Namespace, out: TextIO, printer: Callable[[Any, TextIO], Any]) -> None:
-    """The service's JSON shape with ``--json``, else the human-readable form."""
+    """The service's JSON shape with ``--json``, else the human-readable form (controls escaped)."""
     if args.json:
         _print_json(result.to_dict(), out)
     else:
-        printer(result, out)
+        printer(result, TerminalWriter(out))
 
 
 def _print_json(data: Any, out: TextIO) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # json.dumps leaves DEL, C1 and bidi controls raw; json_safe escapes them without changing the data.
+    out.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
 def _note(lines: Sequence[str]) -> None:
     for line in lines:
-        print(f"{PROG}: note: {line}", file=sys.stderr)
+        print(f"{PROG}: note: {terminal_safe(line, one_line=True)}", file=sys.stderr)
 
 
 def _indent(text: str, prefix: str = "   ") -> str:
@@ -245,11 +249,12 @@ def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         _print_json(dataclasses.asdict(report), out)
         return 0
-    out.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
+    text = TerminalWriter(out)  # file names are the folder's, whatever characters they hold
+    text.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
     for path, reason in report.skipped:
-        out.write(f"  skipped {path}: {reason}\n")
+        text.write(f"  skipped {path}: {reason}\n")
     for path, note in report.warnings:
-        out.write(f"  warning {path}: {note}\n")
+        text.write(f"  warning {path}: {note}\n")
     return 0
 
 
@@ -298,13 +303,14 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         _print_json(status, out)
     else:
+        text = TerminalWriter(out)
         width = max(len(key) for key in status)
         for key, value in status.items():
             if isinstance(value, list):
                 value = ", ".join(map(str, value))
             elif isinstance(value, float):
                 value = f"{value:.4g}"
-            out.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")
+            text.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")
     if problem is not None:
         raise problem
     return 0
@@ -330,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
-        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
+        print(f"{PROG}: error: {terminal_safe(exc.message, one_line=True)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
