@@ -16,6 +16,7 @@ the extension only registers the magics (their help text lives on :class:`DevKno
 
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import json
 import keyword
@@ -59,6 +60,11 @@ _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 # A variable, then any subscripts or attributes: `_devsearch[0]`, `hits[:3]`, `answer.references`.
 _VARIABLE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\[[^\]\n]*\]|\.[A-Za-z_]\w*)*")
 _EMPTY_OUTPUT = {"text/plain": ""}
+# Names IPython keeps in the namespace (input and output history, the shell itself); -o must not take them.
+_IPYTHON_NAMES = frozenset(
+    {"In", "Out", "exit", "quit", "get_ipython", "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh"}
+)
+_IPYTHON_HISTORY_NAME = re.compile(r"_i?\d+")  # _3 is output 3, _i3 is input 3
 
 
 def interpolate(text: str, namespace: dict[str, Any]) -> str:
@@ -120,10 +126,24 @@ def _unquote(token: str) -> str:
     return token
 
 
-def _variable_name(name: str | None) -> str | None:
-    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+def _variable_name(name: str | None, shell: Any) -> str | None:
+    """``name`` if ``-o`` may bind it; a UsageError for keywords and for names Python or IPython rely on.
+
+    ``-o get_ipython`` would break every later magic and ``-o print`` the built-in, until the kernel restarts.
+    """
+    if name is None:
+        return None
+    if not name.isidentifier() or keyword.iskeyword(name):
         raise UsageError(f"-o needs a Python variable name, not {name!r}.")
-    return name
+    if name in _IPYTHON_NAMES or _IPYTHON_HISTORY_NAME.fullmatch(name) or name in shell.user_ns_hidden:
+        owner = "IPython's own"
+    elif hasattr(builtins, name):
+        owner = "Python's built-in"
+    elif name.startswith("__") and name.endswith("__"):
+        owner = "Python's special name"
+    else:
+        return name
+    raise UsageError(f"-o {name} would replace {owner} {name}; choose another name (e.g. -o result).")
 
 
 def _print_usage(magic: Any, example: str) -> None:
@@ -374,7 +394,7 @@ class DevKnowMagics(Magics):
         line = _strip_silencing_semicolon(line)
         options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source"})
         args = _parse(self.devsearch, options)
-        out = _variable_name(args.out)
+        out = _variable_name(args.out, self.shell)
         if not query:
             _print_usage(self.devsearch, "%devsearch create a Cloud Storage bucket")
             return None
@@ -424,7 +444,7 @@ class DevKnowMagics(Magics):
             %devget --raw documents/developers.google.com/knowledge/mcp
         """
         args = _parse(self.devget, _strip_silencing_semicolon(line))
-        out = _variable_name(args.out)
+        out = _variable_name(args.out, self.shell)
         if not args.names:
             _print_usage(self.devget, "%devget _devsearch")
             return None
@@ -481,7 +501,7 @@ class DevKnowMagics(Magics):
             How do I restrict an API key to one API?
         """
         args = _parse(self.devask, line)
-        out = _variable_name(args.out)
+        out = _variable_name(args.out, self.shell)
         question = interpolate(_strip_silencing_semicolon(cell), self.shell.user_ns).strip()
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")

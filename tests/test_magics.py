@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import pytest
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
@@ -88,6 +89,7 @@ def test_load_ext_registers_the_four_magics(ip):
 
 LAZY_LOAD_PROBE = """
 import json, sys
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 shell = InteractiveShell.instance()
@@ -677,6 +679,37 @@ def test_bad_options_raise_usage_errors(ip, sdk_server_factory):
         assert not result.success
         assert "UsageError" in captured.stderr and message in captured.stderr
     assert server.calls() == []
+
+
+# Names -o must not take (issue 12, item 10): keywords, built-ins, IPython's own names and history.
+RESERVED_NAMES = (
+    "get_ipython", "__builtins__", "print", "len", "None", "class", "In", "Out", "exit", "quit",
+    "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh", "_i3", "_7", "__name__",
+)  # fmt: skip
+
+
+def _call_with_out(ip, magic: str, name: str):
+    if magic == "devask":
+        return ip.run_cell_magic("devask", f"-o {name}", "How do I restrict an API key?")
+    rest = "restrict an API key" if magic == "devsearch" else "https://docs.example.dev/quotas"
+    return ip.run_line_magic(magic, f"-o {name} {rest}")
+
+
+@pytest.mark.parametrize("magic", ["devsearch", "devget", "devask"])
+def test_out_refuses_keywords_builtins_and_ipython_names(ip, sdk_server_factory, magic):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    for name in RESERVED_NAMES:
+        before = ip.user_ns.get(name, "absent")
+        with pytest.raises(UsageError, match=rf"^-o (needs a Python variable name, not '{name}'|{name} would replace)"):
+            _call_with_out(ip, magic, name)
+        assert ip.user_ns.get(name, "absent") is before, name
+    assert server.calls() == []  # refused before anything was sent
+    # The shell is intact: an ordinary name is taken, and the magics, print and the history still work.
+    result = _call_with_out(ip, magic, "mine")
+    assert ip.user_ns["mine"] is result
+    ran, captured = run(ip, "print(callable(get_ipython), len(In) > 1)\n%devsearch -o hits restrict an API key")
+    assert ran.success and captured.stdout.startswith("True True") and len(ip.user_ns["hits"])
 
 
 def test_offline_index_through_devknow_endpoint_local(ip):
