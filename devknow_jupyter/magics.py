@@ -17,12 +17,14 @@ the extension only registers the magics (their help text lives on :class:`DevKno
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib.util
 import json
 import keyword
 import re
 import textwrap
 import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DevKnowMagics",
+    "Interrupted",
     "interpolate",
     "load_ipython_extension",
     "shared_client",
@@ -150,6 +153,13 @@ def _print_usage(magic: Any, example: str) -> None:
     # MagicHelpFormatter writes the usage as an RST literal block ("::" and an indent).
     usage = textwrap.dedent(magic.parser.format_usage().replace("::", "", 1)).strip()
     print(f"Usage: {usage}\nExample: {example}\nAll options: %{magic.parser.prog}?")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A magic's call was stopped by Ctrl-C or the kernel's interrupt; IPython shows one line, "Interrupted"."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["Interrupted"]
 
 
 class _JsonView(dict):
@@ -308,6 +318,20 @@ class DevKnowMagics(Magics):
 
     # -- helpers --------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _interruptible(self) -> Iterator[None]:
+        """Turn Ctrl-C or a kernel interrupt during a call into :class:`Interrupted` (one line, no traceback).
+
+        The client is left as the interrupted call left it: the next call works (a request cut off midway
+        is simply not read any further). With full tracebacks on (``%devknow --debug``) the original shows.
+        """
+        try:
+            yield
+        except KeyboardInterrupt:
+            if not self.short_errors:
+                raise
+            raise Interrupted() from None
+
     def _store(self, name: str, out: str | None, value: Any) -> None:
         self.shell.user_ns[name] = value
         if out:
@@ -401,7 +425,7 @@ class DevKnowMagics(Magics):
         limit = self.max_results if args.n is None else args.n
         if limit < 1:
             raise UsageError("-n must be at least 1.")
-        with _Progress(self.shell, "Searching…") as progress:
+        with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
             results = self.session.client().search_documents(query, source=args.source, refresh=args.refresh)
             if len(results) > limit:
                 results = results[:limit]
@@ -449,7 +473,7 @@ class DevKnowMagics(Magics):
             _print_usage(self.devget, "%devget _devsearch")
             return None
         items = self._names_from(args.names)
-        with _Progress(self.shell, "Fetching…") as progress:
+        with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
             client = self.session.client()
             if not _any_names(items):
                 from .models import Documents
@@ -506,7 +530,7 @@ class DevKnowMagics(Magics):
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
-        with _Progress(self.shell, "Asking…"):
+        with self._interruptible(), _Progress(self.shell, "Asking…"):
             # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
             result = self.session.client().ask(question, fallback=not args.no_fallback, refresh=args.refresh)
             self._store("_devask", out, result)
@@ -580,7 +604,7 @@ class DevKnowMagics(Magics):
             self.short_errors = not args.debug
             said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
         if not said:
-            with _Progress(self.shell, "Checking…"):
+            with self._interruptible(), _Progress(self.shell, "Checking…"):
                 status = self.session.status()
             status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
             return status
