@@ -6,7 +6,8 @@
     devknow get NAME_OR_URL...
     devknow ask QUESTION
     devknow index PATH
-    devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--json-response] [--stateless]
+    devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--allow-host NAME]...
+                  [--json-response] [--stateless]
     devknow status
 
 Global options (before or after the subcommand): ``--endpoint URL|local``, ``--json`` (the service's
@@ -134,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="T",
         default=None,
         help="require 'Authorization: Bearer T' or 'X-Goog-Api-Key: T' (default: DEVKNOW_SERVE_TOKEN, else none)",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept requests whose Host or Origin is NAME (any port; NAME:PORT for one), e.g. a proxy's or "
+        "a DNS name of this machine; repeatable. Other names are refused (DNS rebinding protection)",
     )
     serve.add_argument("--json-response", action="store_true", help="answer application/json instead of SSE")
     serve.add_argument("--stateless", action="store_true", help="issue no sessions")
@@ -275,6 +284,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         token=token,
         json_response=args.json_response,
         stateless=args.stateless,
+        allow_hosts=args.allow_host,
         out=out,
     )
     return 0
