@@ -167,9 +167,14 @@ def _print_json(data: Any, out: TextIO) -> None:
     out.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
 
 
+def _one_line(text: str) -> str:
+    # A title or name from a server is one line: a newline in it would fake a line of our own.
+    return terminal_safe(text, one_line=True)
+
+
 def _note(lines: Sequence[str]) -> None:
     for line in lines:
-        print(f"{PROG}: note: {terminal_safe(line, one_line=True)}", file=sys.stderr)
+        print(f"{PROG}: note: {_one_line(line)}", file=sys.stderr)
 
 
 def _indent(text: str, prefix: str = "   ") -> str:
@@ -189,7 +194,8 @@ def _print_hits(results: Any, out: TextIO) -> None:
         out.write(f"No results for {results.query!r}.\n")
         return
     for number, hit in enumerate(results, 1):
-        out.write(f"{number}. {hit.title}\n   {hit.uri}\n   {hit.parent}\n")
+        title, uri, parent = (_one_line(text) for text in (hit.title, hit.uri, hit.parent))
+        out.write(f"{number}. {title}\n   {uri}\n   {parent}\n")
         passage = _passage(hit.content, hit.title)
         out.write(f"\n{_indent(passage)}\n\n" if passage else "\n")
 
@@ -198,7 +204,7 @@ def _print_documents(documents: Any, out: TextIO) -> None:
     for number, doc in enumerate(documents):
         if number:
             out.write("\n---\n\n")
-        out.write(f"<!-- {doc.name} | {doc.uri} -->\n")
+        out.write(f"<!-- {_one_line(doc.name)} | {_one_line(doc.uri)} -->\n")
         out.write(doc.content.rstrip() + "\n")
 
 
@@ -346,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
-        print(f"{PROG}: error: {terminal_safe(exc.message, one_line=True)}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -574,7 +574,8 @@ class DevKnowMagics(Magics):
         line = _strip_silencing_semicolon(line)
         first, _, rest = line.strip().partition(" ")
         if first == "explore":
-            return self._explore(rest.strip())
+            with self._interruptible():  # its first search runs here
+                return self._explore(rest.strip())
         args = _parse(self.devknow, line)
         if args.api_key and args.command:
             # Don't echo it back: it is already in the cell, and would land in the output too.
