@@ -11,8 +11,11 @@ import getpass
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 from IPython.core.error import UsageError
@@ -589,6 +592,35 @@ def test_devknow_debug_switches_full_tracebacks(ip):
     assert len(ANSI.sub("", captured.stdout).strip().splitlines()) <= 3
     # and the kernel is still usable
     assert run(ip, "1 + 1")[0].result == 2
+
+
+def test_ctrl_c_during_a_call_is_one_line_or_with_debug_the_full_traceback(ip, sdk_server_factory):
+    server = sdk_server_factory("--delay", "60", "--delay-only", "answer_query")
+    use(ip, server.url)
+
+    def interrupt_once_the_server_has_the_call() -> None:
+        deadline = time.monotonic() + 30
+        while not server.calls("answer_query") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the shell is blocked reading the reply
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # what Ctrl-C does
+
+    for debug, asked in ((False, "first"), (True, "second")):
+        run(ip, "%devknow --debug" if debug else "%devknow --no-debug")
+        interrupter = threading.Thread(target=interrupt_once_the_server_has_the_call)
+        interrupter.start()
+        started = time.monotonic()
+        result, captured = run(ip, f"%%devask\nHow do I restrict an API key, {asked} time?")
+        interrupter.join()
+        assert time.monotonic() - started < 30
+        assert isinstance(result.error_in_exec, KeyboardInterrupt)
+        shown = ANSI.sub("", captured.stdout).strip()
+        if debug:
+            assert "Traceback" in shown and len(shown.splitlines()) > 10
+        else:
+            assert shown == "Interrupted"
+        server.calls_path.unlink()  # the next call is seen afresh
+        assert ip.run_line_magic("devsearch", "restrict an API key")  # the client carries on
 
 
 # -- settings ------------------------------------------------------------------------------------
