@@ -75,6 +75,13 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "server when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index)",
     )
     parser.add_argument(
+        "--protocol",
+        choices=("mcp", "rest"),
+        default=default(None),
+        help="how to talk to a remote server: the MCP tools, or the API's REST surface (filters, paging, "
+        "citations; needs the rest extra). Default: DEVKNOW_PROTOCOL, else mcp",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         default=default(False),
@@ -195,7 +202,7 @@ def _print_documents(documents: Any, out: TextIO) -> None:
 def _client(args: argparse.Namespace) -> Any:
     from .client import DevKnowClient
 
-    return DevKnowClient(args.endpoint, timeout=args.timeout)
+    return DevKnowClient(args.endpoint, timeout=args.timeout, protocol=args.protocol)
 
 
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:

@@ -41,6 +41,7 @@ __all__ = [
     "DevKnowClient",
     "resolve_api_key",
     "resolve_endpoint",
+    "resolve_protocol",
 ]
 
 #: Google's Developer Knowledge MCP server.
@@ -48,6 +49,8 @@ GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
 #: The embedded offline index.
 LOCAL_ENDPOINT = "local"
 KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
+#: How the client talks to a remote server: the MCP tools (default) or the API's REST surface.
+PROTOCOLS = ("mcp", "rest")
 #: Said on search results that stand in for an answer because the answer quota is used up.
 QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
@@ -77,6 +80,20 @@ def resolve_endpoint(endpoint: str | None, have_credentials: bool) -> tuple[str,
     return LOCAL_ENDPOINT, "no key"
 
 
+def resolve_protocol(protocol: str | None = None) -> str:
+    """``"mcp"`` (the default) or ``"rest"``: the argument, else DEVKNOW_PROTOCOL, else ``"mcp"``."""
+    value = (protocol or os.environ.get("DEVKNOW_PROTOCOL", "") or "mcp").strip().lower()
+    if value not in PROTOCOLS:
+        raise ConfigurationError(f"Unknown protocol {value!r}.", hint="Use 'mcp' (the default) or 'rest'.")
+    return value
+
+
+def rest_origin(endpoint: str) -> str:
+    """The REST surface's URL for ``endpoint``: an MCP URL loses its ``/mcp`` path (same host, same API)."""
+    endpoint = endpoint.rstrip("/")
+    return endpoint[: -len("/mcp")] if endpoint.endswith("/mcp") else endpoint
+
+
 def _is_local(endpoint: str) -> bool:
     return endpoint == LOCAL_ENDPOINT or endpoint.startswith(LOCAL_ENDPOINT + ":")
 
@@ -96,6 +113,9 @@ class DevKnowClient:
             ``False`` for none.
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
         http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
+        protocol: ``"mcp"`` (default) or ``"rest"`` (the API's REST surface, with filters, paging and
+            citations; needs the ``rest`` extra). Default: ``DEVKNOW_PROTOCOL``, else ``"mcp"``. With
+            ``"rest"`` an MCP URL such as Google's ``.../mcp`` means the same host's REST surface.
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
@@ -123,7 +143,9 @@ class DevKnowClient:
         offline_store: bool = True,
         max_workers: int = 4,
         announce: bool = True,
+        protocol: str | None = None,
     ) -> None:
+        self.protocol = resolve_protocol(protocol)
         self.api_key, self.key_source = resolve_api_key(api_key)
         self._access_token = access_token or None
         register_secret(self.api_key)
@@ -174,6 +196,17 @@ class DevKnowClient:
             raise ConfigurationError(
                 f"Not an MCP endpoint: {self.endpoint!r}",
                 hint="Use an http(s) URL such as https://developerknowledge.googleapis.com/mcp, or 'local'.",
+            )
+        if self.protocol == "rest":
+            from .rest import RestBackend
+
+            return RestBackend(
+                rest_origin(self.endpoint),
+                api_key=self.api_key,
+                access_token=self._access_token,
+                headers=self._headers,
+                timeout=self.timeout,
+                credential_source=self.key_source,
             )
         from .transport import McpHttpBackend
 
@@ -337,6 +370,7 @@ class DevKnowClient:
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
             "backend": self.backend_kind,
+            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else None,
             "era": getattr(self._backend, "era", None),
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),

@@ -501,6 +501,9 @@ class DevKnowMagics(Magics):
     @argument(
         "--endpoint", metavar="URL", help="Use this MCP server; 'local' for the offline index, 'auto' for the default."
     )
+    @argument(
+        "--protocol", choices=("mcp", "rest"), help="Talk MCP (default) or the API's REST surface (the rest extra)."
+    )
     @argument("--clear-cache", action="store_true", help="Forget every cached result.")
     @argument("--debug", action="store_true", dest="debug", default=None, help="Show full tracebacks for errors.")
     @argument("--no-debug", action="store_false", dest="debug", help="Show errors as one short line (default).")
@@ -550,6 +553,12 @@ class DevKnowMagics(Magics):
             except TraitError as exc:
                 raise UsageError(str(exc)) from None
             said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
+        if args.protocol is not None:
+            import os  # the client reads DEVKNOW_PROTOCOL when it is next built
+
+            os.environ["DEVKNOW_PROTOCOL"] = args.protocol
+            self.session.close()
+            said.append(f"Protocol: {args.protocol} (the client reconnects on next use).")
         if args.clear_cache:
             from .cache import shared_cache
 
