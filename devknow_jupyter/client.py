@@ -331,7 +331,7 @@ class DevKnowClient:
         started = time.perf_counter()
         data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, [])
+        answer.info = self._info(started, from_cache, answer.info.notices)  # keeps notes on its citations
         answer._client = self
         return answer
 

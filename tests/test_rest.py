@@ -66,12 +66,23 @@ def test_batch_get_keeps_order_and_names_the_missing_one(server: RestServer) -> 
     assert UNKNOWN in str(caught.value)
 
 
-def test_answer_carries_text_references_and_raw_citations(server: RestServer) -> None:
+def test_answer_carries_citations_over_multibyte_text(server: RestServer) -> None:
     with rest_client(server) as client:
         answer = client.answer_query("How do I create a bucket?")
     assert answer.answer_text == ANSWER_TEXT
     assert answer.references[0] == "documents/docs.cloud.google.com/storage/docs/buckets"
     assert len(answer.references) == 3
+    assert [(c.text, c.references) for c in answer.citations] == [
+        ("Créez un bucket 📦 avec un nom unique.", [answer.references[0]]),
+        ("東京 est une région.", [answer.references[1], answer.references[0]]),
+        ("upload objects", [answer.references[2]]),
+    ]
+    # The service counts bytes: the second segment starts 4 bytes later than its string index
+    # (é: +1, 📦: +3) and CJK adds 2 bytes per character to its end.
+    second = answer.citations[1]
+    assert (second.byte_start - second.start, second.byte_end - second.end) == (4, 4 + 2 * 2 + 1)
+    assert answer.info.notices == []
+    assert answer.to_dict()["citations"][1]["startIndex"] == second.byte_start
     body = server.calls_to(":answerQuery")[0].body
     assert body["query"] == "How do I create a bucket?"
 
