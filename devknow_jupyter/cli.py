@@ -196,6 +196,12 @@ def _print_documents(documents: Any, out: TextIO) -> None:
         out.write(doc.content.rstrip() + "\n")
 
 
+def _print_answer(answer: Any, out: TextIO) -> None:
+    from .render.citations import cited_plain  # [1], [2] after cited segments, as in the list below
+
+    out.write(dataclasses.replace(answer, answer_text=cited_plain(answer)).to_markdown())
+
+
 # -- subcommands ------------------------------------------------------------------------------------
 
 
@@ -235,7 +241,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         _note(result.info.notices)
         _emit(result, args, out, _print_hits)
     else:
-        _emit(result, args, out, lambda answer, stream: stream.write(answer.to_markdown()))
+        _emit(result, args, out, _print_answer)
     return 0
 
 
