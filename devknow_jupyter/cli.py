@@ -114,8 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = command("search", "Search passages of documentation.")
     search.add_argument("query", nargs="+", metavar="QUERY", help="what to look for (quotes optional)")
-    search.add_argument("-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits")
-    search.add_argument("--source", metavar="DOMAIN", help="only hits from this site, e.g. firebase.google.com")
+    search.add_argument(
+        "-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits (REST: up to 100)"
+    )
+    search.add_argument(
+        "--source",
+        metavar="DOMAIN",
+        action="append",
+        help="only hits from this site, e.g. firebase.google.com (repeat for several)",
+    )
+    search.add_argument("--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST protocol)")
 
     get = command("get", "Print whole documents as Markdown.")
     get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
@@ -213,9 +221,7 @@ def _client(args: argparse.Namespace) -> Any:
 
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        results = client.search_documents(" ".join(args.query), source=args.source)
-    if args.n is not None and len(results) > args.n:
-        results = results[: args.n]
+        results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
     _note(results.info.notices)
     _emit(results, args, out, _print_hits)
     return 0

@@ -345,6 +345,7 @@ class DevKnowMagics(Magics):
     )
     @argument("-o", "--out", metavar="VAR", help="Also store the hits in the variable VAR.")
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
+    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
     @argument(
         "--json",
@@ -372,7 +373,7 @@ class DevKnowMagics(Magics):
             %devsearch -n 3 --source firebase.google.com sign in with email
         """
         line = _strip_silencing_semicolon(line)
-        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source"})
+        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source", "--since"})
         args = _parse(self.devsearch, options)
         out = _variable_name(args.out)
         if not query:
@@ -382,7 +383,9 @@ class DevKnowMagics(Magics):
         if limit < 1:
             raise UsageError("-n must be at least 1.")
         with _Progress(self.shell, "Searching…") as progress:
-            results = self.session.client().search_documents(query, source=args.source, refresh=args.refresh)
+            results = self.session.client().search_documents(
+                query, source=args.source, since=args.since, page_size=limit, refresh=args.refresh
+            )
             if len(results) > limit:
                 results = results[:limit]
             self._store("_devsearch", out, results)

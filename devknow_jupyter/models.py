@@ -106,12 +106,42 @@ class DocumentChunk(_Displayable):
 
 
 class SearchResults(Sequence[DocumentChunk], _Displayable):
-    """The hits of one ``search_documents`` call: a sequence of :class:`DocumentChunk`, with ``.query``."""
+    """The hits of one ``search_documents`` call: a sequence of :class:`DocumentChunk`, with ``.query``.
 
-    def __init__(self, query: str, chunks: Iterable[DocumentChunk] = (), info: ResultInfo | None = None) -> None:
+    ``next_page_token`` is set when the server has more hits (the REST backend pages); :meth:`next_page`
+    fetches them with the same filters.
+    """
+
+    #: The search's options besides the query (source, since, page_size), for :meth:`next_page`.
+    _request: dict[str, Any] | None = None
+
+    def __init__(
+        self,
+        query: str,
+        chunks: Iterable[DocumentChunk] = (),
+        info: ResultInfo | None = None,
+        next_page_token: str | None = None,
+    ) -> None:
         self.query = query
         self._chunks: tuple[DocumentChunk, ...] = tuple(chunks)
         self.info = info or ResultInfo()
+        self.next_page_token = next_page_token or None
+
+    @property
+    def has_next_page(self) -> bool:
+        """True when the server said there are more hits."""
+        return bool(self.next_page_token)
+
+    def next_page(self, *, refresh: bool = False) -> SearchResults:
+        """The next page of hits, searched with the same query and filters (a new request)."""
+        from .errors import ConfigurationError
+
+        if not self.next_page_token:
+            raise ConfigurationError("There is no next page: the server sent all the hits it has for this search.")
+        if self._client is None:
+            raise ConfigurationError("These results were not made by a client, so they cannot fetch more.")
+        options = dict(self._request or {})
+        return self._client.search_documents(self.query, page_token=self.next_page_token, refresh=refresh, **options)
 
     @property
     def from_cache(self) -> bool:
@@ -149,18 +179,24 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
         return f"<SearchResults query={self.query!r} hits={len(self)}>"
 
     def _derive(self, chunks: Iterable[DocumentChunk]) -> SearchResults:
-        derived = SearchResults(self.query, chunks, self.info)
+        derived = SearchResults(self.query, chunks, self.info, self.next_page_token)
         derived._client = self._client
+        derived._request = self._request
         return derived
 
     def to_dict(self) -> dict[str, Any]:
-        """The service's JSON shape: ``{"results": [{"parent", "id", "content"}, ...]}``."""
-        return {"results": [chunk.to_dict() for chunk in self._chunks]}
+        """The service's JSON shape: ``{"results": [{"parent", "id", "content"}, ...]}``, plus ``"nextPageToken"``
+        when there are more."""
+        data: dict[str, Any] = {"results": [chunk.to_dict() for chunk in self._chunks]}
+        if self.next_page_token:
+            data["nextPageToken"] = self.next_page_token
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], query: str = "") -> SearchResults:
         """Build from the service's JSON shape."""
-        return cls(query, (DocumentChunk.from_dict(item) for item in data.get("results") or []))
+        chunks = (DocumentChunk.from_dict(item) for item in data.get("results") or [])
+        return cls(query, chunks, next_page_token=data.get("nextPageToken") or None)
 
     def to_markdown(self) -> str:
         """All hits as one Markdown text."""

@@ -191,3 +191,141 @@ def test_magic_switches_the_protocol(server: RestServer, ip, monkeypatch: pytest
     hits = ip.run_line_magic("devsearch", "bucket")
     assert len(hits) > 0
     assert server.calls_to("searchDocumentChunks")
+
+
+# -- filters and paging ------------------------------------------------------------------------------------
+
+
+def test_sources_and_since_become_one_server_filter(server: RestServer) -> None:
+    with rest_client(server) as client:
+        hits = client.search_documents("bucket", source=["firebase.google.com", "https://web.dev/"], since="2026-01-01")
+    sent = server.calls_to("searchDocumentChunks")[0].query["filter"]
+    assert sent == [
+        '(data_source = "firebase.google.com" OR data_source = "web.dev") AND update_time >= "2026-01-01T00:00:00Z"'
+    ]
+    # web.dev's page is from 2024, so only Firebase's two pages are left.
+    assert hits.names == [
+        "documents/firebase.google.com/docs/storage",
+        "documents/firebase.google.com/docs/storage/web/start",
+    ]
+    assert hits.info.notices == []
+
+
+def test_pages_follow_each_other_with_the_same_filter(server: RestServer) -> None:
+    seen: list[str] = []
+    with rest_client(server) as client:
+        sites = "docs.cloud.google.com, developer.chrome.com, web.dev"
+        page = client.search_documents("bucket", source=sites, page_size=2)
+        while True:
+            assert len(page) <= 2
+            seen += page.names
+            if not page.has_next_page:
+                break
+            page = page.next_page()
+        with pytest.raises(ConfigurationError, match="no next page"):
+            page.next_page()
+    assert len(seen) == len(set(seen)) == 4
+    assert all(not name.startswith("documents/firebase") for name in seen)
+    tokens = [call.query.get("pageToken") for call in server.calls_to("searchDocumentChunks")]
+    assert tokens == [None, ["p2"]]
+    assert all(call.query["filter"][0].count("data_source") == 3 for call in server.calls_to("searchDocumentChunks"))
+
+
+def test_page_size_is_capped_at_the_service_maximum(server: RestServer) -> None:
+    with rest_client(server) as client:
+        hits = client.search_documents("storage", page_size=250)
+    assert server.calls_to("searchDocumentChunks")[0].query["pageSize"] == ["100"]
+    assert "at most 100" in hits.info.notices[0]
+    assert hits.to_dict().keys() == {"results"}  # everything fitted in one page: no token
+
+
+def test_a_filter_the_service_refuses_is_a_configuration_error(server: RestServer) -> None:
+    with rest_client(server) as client, pytest.raises(ConfigurationError, match="filter"):
+        client.backend.call_tool("search_documents", {"query": "bucket", "filter": 'title = "Buckets"'})
+
+
+def test_a_bad_date_is_refused_before_any_request(server: RestServer) -> None:
+    with rest_client(server) as client, pytest.raises(ConfigurationError, match="Not a date"):
+        client.search_documents("bucket", since="last tuesday")
+    assert not server.calls_to("searchDocumentChunks")
+
+
+def test_cli_sends_filters_and_prints_the_next_page_token(server: RestServer, monkeypatch, capsys) -> None:
+    import json
+
+    from devknow_jupyter.cli import main
+
+    monkeypatch.setenv("DEVKNOW_API_KEY", server.api_key)
+    sites = ["--source", "docs.cloud.google.com", "--source", "firebase.google.com"]
+    argv = ["--endpoint", server.url, "--protocol", "rest", "--json", "search", "bucket", "-n", "1", *sites]
+    argv += ["--since", "2026-01-01"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["results"]) == 1 and data["nextPageToken"] == "p1"
+    assert server.calls_to("searchDocumentChunks")[0].query["pageSize"] == ["1"]
+
+
+def test_magic_since_and_several_sources(server: RestServer, ip, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEVKNOW_API_KEY", server.api_key)
+    monkeypatch.setenv("DEVKNOW_ENDPOINT", server.url)
+    monkeypatch.setenv("DEVKNOW_PROTOCOL", "rest")
+    hits = ip.run_line_magic("devsearch", "--source web.dev,developer.chrome.com --since 2025-01-01 -n 3 storage")
+    assert hits.names == ["documents/developer.chrome.com/docs/storage-buckets"]
+    assert server.calls_to("searchDocumentChunks")[0].query["pageSize"] == ["3"]
+
+
+def test_the_offline_index_says_what_it_cannot_honour() -> None:
+    with DevKnowClient("local", cache=False) as client:
+        hits = client.search_documents("answer quota", since="2026-01-01", page_size=2)
+        assert len(hits) <= 2 and not hits.has_next_page
+        assert any("Not applied: since 2026-01-01T00:00:00Z" in notice for notice in hits.info.notices)
+        with pytest.raises(ConfigurationError, match="no pages"):
+            client.search_documents("answer quota", page_token="p2")
+
+
+def test_the_mcp_server_says_what_it_cannot_honour(sdk_server) -> None:
+    with DevKnowClient(sdk_server.url, api_key="k-mcp-notices-1", cache=False, offline_store=False) as client:
+        sites = ["docs.cloud.google.com", "firebase.google.com"]
+        hits = client.search_documents("bucket", source=sites, since="2026-02-01")
+    notices = " ".join(hits.info.notices)
+    assert "Not applied: since" in notices and "Filtered here to docs.cloud.google.com, firebase.google.com" in notices
+
+
+# -- MCP → REST fallback -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "said"), [("refuse", "refused the MCP handshake"), ("no-tools", "offers no")])
+def test_mcp_falls_back_to_rest_for_the_clients_life(mode: str, said: str, capsys) -> None:
+    with RestServer(mcp=mode) as server:
+        client = DevKnowClient(server.url + "/mcp", api_key=server.api_key, cache=False, offline_store=False)
+        with client:
+            hits = client.search_documents("bucket")
+            answer = client.answer_query("How do I create a bucket?")
+            assert client.status()["protocol"] == "rest"
+    assert len(hits) > 0 and answer.citations
+    lines = [line for line in capsys.readouterr().err.splitlines() if "REST API" in line]
+    assert len(lines) == 1 and said in lines[0] and server.url in lines[0]  # said once, in one line
+    assert hits.info.notices == [lines[0]] and not answer.info.notices
+    assert len(server.calls_to("searchDocumentChunks")) == 1
+    assert server.api_key not in lines[0]
+
+
+def test_no_fallback_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from devknow_jupyter.errors import ProtocolError
+
+    monkeypatch.setitem(sys.modules, "google.developer_knowledge_v1", None)
+    with RestServer() as server:
+        client = DevKnowClient(server.url + "/mcp", api_key=server.api_key, cache=False, offline_store=False)
+        with client, pytest.raises(ProtocolError):
+            client.search_documents("bucket")
+    assert not server.calls_to("searchDocumentChunks")
+
+
+def test_a_working_mcp_server_is_kept(sdk_server) -> None:
+    with DevKnowClient(sdk_server.url, api_key="k-mcp-kept-1", cache=False, offline_store=False) as client:
+        client.search_documents("bucket")
+        with pytest.raises(DocumentNotFoundError):
+            client.get_documents(["documents/docs.example.dev/no/such/page"])
+        assert client.status()["protocol"] == "mcp"

@@ -5,8 +5,9 @@ JSON in the shapes of the official client's types (camelCase fields), errors in 
 ``Authorization: Bearer`` token), filters search hits by a small AIP-160 subset (``data_source``,
 ``update_time``; ``=``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``AND``, ``OR``, parentheses), pages them,
 fails a whole batch get when one name is unknown, and answers questions with citations in UTF-8 byte
-offsets. Quotas run out on demand (``server.quota_left``). ``/mcp`` refuses the MCP handshake, so the
-client's MCP → REST fallback can be tried against the same origin.
+offsets. Quotas run out on demand (``server.quota_left``). ``/mcp`` refuses the MCP handshake (HTTP 404), or
+with ``mcp="no-tools"`` completes it and lists no tools, so the client's MCP → REST fallback can be tried
+against the same origin.
 
 Runs in a thread of the test process (:class:`RestServer`, a context manager). The documents are our own
 words, with multi-byte characters (emoji, CJK, accented letters) in places.
@@ -138,19 +139,20 @@ def matches(expression: str, fields: dict[str, str]) -> bool:
         return {"=": have == value, "!=": have != value, "<": have < value, "<=": have <= value,
                 ">": have > value, ">=": have >= value}[op]  # fmt: skip
 
-    def conj(i: int) -> tuple[bool, int]:  # a AND b AND ...
-        value, i = disj(i)
-        while i < len(tokens) and tokens[i] == "AND":
-            right, i = disj(i + 1)
-            value = value and right
-        return value, i
+    def chain(word: str, operand: Any, either: bool) -> Any:
+        """A parser of ``operand word operand word …`` (OR chains of atoms, AND chains of OR chains)."""
 
-    def disj(i: int) -> tuple[bool, int]:  # a OR b OR ...
-        value, i = atom(i)
-        while i < len(tokens) and tokens[i] == "OR":
-            right, i = atom(i + 1)
-            value = value or right
-        return value, i
+        def parse(i: int) -> tuple[bool, int]:
+            value, i = operand(i)
+            while i < len(tokens) and tokens[i] == word:
+                right, i = operand(i + 1)
+                value = (value or right) if either else (value and right)
+            return value, i
+
+        return parse
+
+    def conj(i: int) -> tuple[bool, int]:  # OR binds tighter than AND
+        return chain("AND", chain("OR", atom, True), False)(i)
 
     def atom(i: int) -> tuple[bool, int]:
         if i >= len(tokens):
@@ -197,6 +199,7 @@ class RestServer:
     )
     retry_delay: str | None = "7s"
     page_max: int = 100
+    mcp: str = "refuse"  # or "no-tools"
     calls: list[Call] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -253,7 +256,7 @@ class RestServer:
         call = Call(method, unquote(parts.path), parse_qs(parts.query), headers, body)
         self.calls.append(call)
         status, payload = self._route(call)
-        data = json.dumps(payload).encode()
+        data = json.dumps(payload).encode() if payload is not None else b""
         request.send_response(status)
         request.send_header("Content-Type", "application/json; charset=UTF-8")
         request.send_header("Content-Length", str(len(data)))
@@ -262,6 +265,8 @@ class RestServer:
 
     def _route(self, call: Call) -> tuple[int, Any]:
         if call.path.startswith("/mcp"):
+            if self.mcp == "no-tools" and call.method == "POST":
+                return _mcp_without_tools(call.body)
             return _error(404, "NOT_FOUND", "The requested URL /mcp was not found on this server.")
         denied = self._check_credentials(call.headers)
         if denied:
@@ -370,6 +375,23 @@ class RestServer:
             for name in _ANSWER_REFERENCES
         ]
         return 200, {"answer": {"answerText": ANSWER_TEXT, "citations": citations, "references": references}}
+
+
+def _mcp_without_tools(message: Any) -> tuple[int, Any]:
+    """A handshake-era MCP server that has no tools: initialize works, tools/list is empty."""
+    message = message if isinstance(message, dict) else {}
+    method, ident = message.get("method"), message.get("id")
+    if ident is None:  # a notification
+        return 202, None
+    if method == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "bare"}}
+        return 200, {"jsonrpc": "2.0", "id": ident, "result": result}
+    if method == "tools/list":
+        return 200, {"jsonrpc": "2.0", "id": ident, "result": {"tools": []}}
+    if method == "tools/call":
+        name = (message.get("params") or {}).get("name")
+        return 200, {"jsonrpc": "2.0", "id": ident, "error": {"code": -32602, "message": f"Unknown tool: {name}"}}
+    return 404, {"jsonrpc": "2.0", "id": ident, "error": {"code": -32601, "message": f"Method not found: {method}"}}
 
 
 def _error_info(reason: str) -> dict[str, Any]:
