@@ -329,3 +329,34 @@ def test_a_working_mcp_server_is_kept(sdk_server) -> None:
         with pytest.raises(DocumentNotFoundError):
             client.get_documents(["documents/docs.example.dev/no/such/page"])
         assert client.status()["protocol"] == "mcp"
+
+
+# -- secrets -----------------------------------------------------------------------------------------------
+
+
+def test_the_key_is_in_no_repr_status_error_or_debug_log(server: RestServer) -> None:
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    google_log = logging.getLogger("google")
+    handler, level = Keep(level=logging.DEBUG), google_log.level
+    google_log.addHandler(handler)
+    google_log.setLevel(logging.DEBUG)  # Google's client then logs each request with its headers
+    try:
+        with rest_client(server) as client:
+            client.search_documents("bucket")
+            server.quota_left["answer"] = 0
+            with pytest.raises(QuotaExceededError) as caught:
+                client.answer_query("q?")
+            shown = [repr(client), repr(client.backend), str(client.status()), caught.value.short_message()]
+    finally:
+        google_log.removeHandler(handler)
+        google_log.setLevel(level)
+    assert records  # the library did log the requests
+    logged = [repr(vars(record)) + record.getMessage() for record in records]
+    assert not [text for text in shown + logged if server.api_key in text]

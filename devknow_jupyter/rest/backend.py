@@ -14,10 +14,11 @@ batch the service failed as a whole), ``AnswerQuery`` → ``answer_query`` (``{"
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 from typing import Any
 
-from ..errors import ConfigurationError, DevKnowError, ToolError, register_secret
+from ..errors import ConfigurationError, DevKnowError, ToolError, redact, register_secret
 from ..tools import MAX_NAMES_PER_CALL, tool_definitions
 from .errors import api_failure, network_failure
 
@@ -28,6 +29,12 @@ DEFAULT_REST_ENDPOINT = "https://developerknowledge.googleapis.com"
 #: The most hits one SearchDocumentChunks call returns (larger page sizes are coerced to this).
 MAX_PAGE_SIZE = 100
 REST_EXTRA_HINT = "pip install 'devknow-jupyter[rest]'"
+# Google's libraries log each request's headers (the key among them) at DEBUG, as structured extras.
+_HEADER_LOGGERS = (
+    "google.developer_knowledge_v1.services.developer_knowledge.transports.rest",
+    "google.auth.transport.requests",
+)
+_LOG_EXTRAS = ("httpRequest", "httpResponse", "metadata")
 
 # What the REST methods take beyond the tools' ``query`` and ``names``.
 _EXTRA_INPUTS: dict[str, dict[str, Any]] = {
@@ -38,6 +45,36 @@ _EXTRA_INPUTS: dict[str, dict[str, Any]] = {
     },
     "answer_query": {"filter": {"type": "string", "description": "AIP-160 filter on the grounding documents."}},
 }
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _scrub(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(item) for item in value]
+    return value
+
+
+class _RedactSecrets(logging.Filter):
+    """Masks every registered secret in the structured extras of Google's request logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name in _LOG_EXTRAS:
+            if hasattr(record, name):
+                setattr(record, name, _scrub(getattr(record, name)))
+        return True
+
+
+_REDACTOR = _RedactSecrets()
+
+
+def _guard_logs() -> None:
+    for name in _HEADER_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACTOR not in logger.filters:
+            logger.addFilter(_REDACTOR)
 
 
 def rest_available() -> bool:
@@ -88,6 +125,7 @@ class RestBackend:
         self.timeout = float(timeout)
         register_secret(api_key)
         register_secret(access_token)
+        _guard_logs()
         self._credentials_said: str | None = None
         metadata: list[tuple[str, str]] = [(name.lower(), value) for name, value in (headers or {}).items()]
         if api_key:
