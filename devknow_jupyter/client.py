@@ -562,6 +562,8 @@ class DevKnowClient:
     def _fetch_batch(self, names: list[str]) -> dict[str, Document]:
         try:
             data = self._call("get_documents", {"names": names})
+        except DocumentNotFoundError as exc:  # the backend told the unknown names apart already (REST)
+            data = (exc.documents or Documents()).to_dict()
         except ToolError as exc:
             if len(names) > 1 and _looks_not_found(exc):
                 # The server failed the whole batch for an unknown name: split to keep the known ones.

@@ -5,10 +5,12 @@ Built on Google's generated client (``google-developer-knowledge``, its REST tra
 need no change, and adds what the REST methods offer beyond the tools: a ``filter`` (AIP-160) and paging
 (``page_size``, ``page_token``) for search, a ``filter`` for answers, and citations in answers.
 
-``SearchDocumentChunks`` → ``search_documents`` (``{"results", "nextPageToken"}``), ``BatchGetDocuments`` →
-``get_documents`` (``{"documents"}``, in request order; the unknown names are left out, found by splitting a
-batch the service failed as a whole), ``AnswerQuery`` → ``answer_query`` (``{"answerText", "references",
-"citations"}``, references as document names, citations as the service sent them: UTF-8 byte offsets).
+``SearchDocumentChunks`` → ``search_documents`` (``{"results": [{"parent", "id", "content"}], "nextPageToken"}``),
+``BatchGetDocuments`` → ``get_documents`` (``{"documents": [{"name", "uri", "content", "description",
+"title"}]}``, in request order; when the service fails a batch for an unknown name, without saying which,
+the batch is split until the unknown names are found, and :class:`DocumentNotFoundError` names them and
+carries the others), ``AnswerQuery`` → ``answer_query`` (``{"answerText", "references", "citations"}``:
+references as document names, citations as the service sent them, in UTF-8 byte offsets).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import logging
 import threading
 from typing import Any
 
-from ..errors import ConfigurationError, DevKnowError, ToolError, redact, register_secret
-from ..tools import MAX_NAMES_PER_CALL, tool_definitions
+from ..errors import ConfigurationError, DevKnowError, DocumentNotFoundError, ToolError, redact, register_secret
+from ..models import Document, Documents
+from ..tools import tool_definitions
 from .errors import api_failure, network_failure
 
 __all__ = ["DEFAULT_REST_ENDPOINT", "MAX_PAGE_SIZE", "REST_EXTRA_HINT", "RestBackend", "rest_available"]
@@ -197,17 +200,17 @@ class RestBackend:
         pager = self._invoke("search_documents", self._client.search_document_chunks, request)
         response = next(iter(pager.pages))  # this page only: the client asks for the next when wanted
         data = _to_json(response)
-        out: dict[str, Any] = {"results": data.get("results") or []}
+        out: dict[str, Any] = {"results": [_pick(item, _CHUNK_FIELDS) for item in data.get("results") or []]}
         if data.get("nextPageToken"):
             out["nextPageToken"] = data["nextPageToken"]
         return out
 
     def _get_documents(self, names: list[str]) -> dict[str, Any]:
-        if not names:
-            raise ToolError("get_documents needs at least one name.", tool="get_documents")
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(names), MAX_NAMES_PER_CALL):
-            found += self._batch(names[start : start + MAX_NAMES_PER_CALL])
+        found = self._batch(names)
+        if len(found) < len(names):
+            have = {doc["name"] for doc in found}
+            documents = Documents(Document.from_dict(doc) for doc in found)
+            raise DocumentNotFoundError([name for name in names if name not in have], documents)
         return {"documents": found}
 
     def _batch(self, names: list[str]) -> list[dict[str, Any]]:
@@ -222,7 +225,7 @@ class RestBackend:
                 return []
             middle = len(names) // 2
             return self._batch(names[:middle]) + self._batch(names[middle:])
-        return _to_json(response).get("documents") or []
+        return [_pick(doc, _DOCUMENT_FIELDS) for doc in _to_json(response).get("documents") or []]
 
     def _answer(self, arguments: dict[str, Any]) -> dict[str, Any]:
         request: dict[str, Any] = {"query": str(arguments.get("query") or "")}
@@ -273,6 +276,15 @@ class RestBackend:
         return api_failure(
             status, body, endpoint=self.endpoint, tool=tool, credentials=self._credentials_said, retry_after=retry_after
         )
+
+
+_CHUNK_FIELDS = ("parent", "id", "content")
+_DOCUMENT_FIELDS = ("name", "uri", "content", "description", "title")
+
+
+def _pick(item: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """The tool's shape of a REST message: its fields only (the client reads no more)."""
+    return {field: item.get(field) or "" for field in fields}
 
 
 def _to_json(message: Any) -> dict[str, Any]:

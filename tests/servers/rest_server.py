@@ -80,36 +80,44 @@ def _byte_span(text: str, segment: str) -> tuple[int, int]:
     return start, start + len(segment.encode())
 
 
-def _chunk(name: str, index: int = 0) -> dict[str, Any]:
-    source, updated, title, content = DOCUMENTS[name]
-    return {
-        "parent": name,
-        "id": f"c{index}",
-        "content": content,
-        "document": {
+def _own_documents() -> dict[str, dict[str, Any]]:
+    """:data:`DOCUMENTS` in the REST surface's Document shape."""
+    docs = {}
+    for name, (source, updated, title, content) in DOCUMENTS.items():
+        docs[name] = {
             "name": name,
             "uri": "https://" + name.removeprefix("documents/"),
+            "content": content,
+            "description": f"About {title.lower()}.",
             "dataSource": source,
             "title": title,
             "updateTime": updated,
-            "view": "DOCUMENT_VIEW_BASIC",
-        },
-        "relevanceScore": 0.5,
+        }
+    return docs
+
+
+def _fixture_documents() -> dict[str, dict[str, Any]]:
+    """``tests/fixtures/docs``, as the MCP test server serves them, in the REST Document shape."""
+    from tests.servers.sdk_server import load_docs
+
+    return {
+        name: {**doc, "dataSource": urlsplit(doc["uri"]).hostname, "updateTime": "2026-04-01T00:00:00Z"}
+        for name, doc in load_docs().items()
     }
 
 
-def _document(name: str) -> dict[str, Any]:
-    source, updated, title, content = DOCUMENTS[name]
+def _as_document(doc: dict[str, Any]) -> dict[str, Any]:
+    return {**doc, "view": "DOCUMENT_VIEW_CONTENT", "contentLengthBytes": str(len(doc["content"].encode()))}
+
+
+def _as_chunk(doc: dict[str, Any], chunk_id: str, content: str) -> dict[str, Any]:
+    basic = {key: value for key, value in doc.items() if key not in ("content", "description")}
     return {
-        "name": name,
-        "uri": "https://" + name.removeprefix("documents/"),
+        "parent": doc["name"],
+        "id": chunk_id,
         "content": content,
-        "description": f"About {title.lower()}.",
-        "dataSource": source,
-        "title": title,
-        "updateTime": updated,
-        "view": "DOCUMENT_VIEW_CONTENT",
-        "contentLengthBytes": str(len(content.encode())),  # int64 travels as a JSON string
+        "document": {**basic, "view": "DOCUMENT_VIEW_BASIC"},
+        "relevanceScore": 0.5,
     }
 
 
@@ -200,9 +208,11 @@ class RestServer:
     retry_delay: str | None = "7s"
     page_max: int = 100
     mcp: str = "refuse"  # or "no-tools"
+    corpus: str = "own"  # or "fixtures": tests/fixtures/docs, ranked and answered as the MCP test server does
     calls: list[Call] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.documents = _own_documents() if self.corpus == "own" else _fixture_documents()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -280,8 +290,8 @@ class RestServer:
                 return self._answer(call)
             if call.method == "GET" and call.path.startswith("/v1/documents/"):
                 name = call.path.removeprefix("/v1/")
-                if name in DOCUMENTS:
-                    return 200, _document(name)
+                if name in self.documents:
+                    return 200, _as_document(self.documents[name])
                 return _error(404, "NOT_FOUND", f"Document {name} not found.")
         except FilterError as exc:
             return _error(400, "INVALID_ARGUMENT", f"Invalid filter: {exc}")
@@ -326,21 +336,32 @@ class RestServer:
         if refused:
             return refused
         expression = (call.query.get("filter") or [""])[0]
-        words = [word for word in re.findall(r"\w+", query.lower()) if len(word) > 2]
-        names = []
-        for name, (source, updated, _title, content) in DOCUMENTS.items():
-            if words and not any(word in content.lower() for word in words):
+        hits = []
+        for doc, chunk_id, content in self._ranked(query):
+            fields = {"data_source": doc["dataSource"], "update_time": doc["updateTime"]}
+            if expression and not matches(expression, fields):
                 continue
-            if expression and not matches(expression, {"data_source": source, "update_time": updated}):
-                continue
-            names.append(name)
+            hits.append(_as_chunk(doc, chunk_id, content))
         size = min(int((call.query.get("pageSize") or ["5"])[0] or 5), self.page_max)
         start = int((call.query.get("pageToken") or ["0"])[0].removeprefix("p") or 0)
-        page = names[start : start + size]
-        payload: dict[str, Any] = {"results": [_chunk(name, start + i) for i, name in enumerate(page)]}
-        if start + size < len(names):
+        payload: dict[str, Any] = {"results": hits[start : start + size]}
+        if start + size < len(hits):
             payload["nextPageToken"] = f"p{start + size}"
         return 200, payload
+
+    def _ranked(self, query: str) -> list[tuple[dict[str, Any], str, str]]:
+        """(document, chunk id, passage) matching ``query``, best first."""
+        if self.corpus == "fixtures":
+            from tests.servers.sdk_server import search
+
+            found = search(self.documents, query, limit=1000)
+            return [(self.documents[hit["parent"]], hit["id"], hit["content"]) for hit in found]
+        words = [word for word in re.findall(r"\w+", query.lower()) if len(word) > 2]
+        return [
+            (doc, f"c{i}", doc["content"])
+            for i, doc in enumerate(self.documents.values())
+            if not words or any(word in doc["content"].lower() for word in words)
+        ]
 
     def _batch_get(self, call: Call) -> tuple[int, Any]:
         names = call.query.get("names") or []
@@ -352,10 +373,10 @@ class RestServer:
         if refused:
             return refused
         for name in names:
-            if name not in DOCUMENTS:
+            if name not in self.documents:
                 # The whole batch fails, and the message need not say which name was unknown.
                 return _error(404, "NOT_FOUND", "One or more documents were not found.")
-        return 200, {"documents": [_document(name) for name in names]}
+        return 200, {"documents": [_as_document(self.documents[name]) for name in names]}
 
     def _answer(self, call: Call) -> tuple[int, Any]:
         body = call.body if isinstance(call.body, dict) else {}
@@ -364,17 +385,24 @@ class RestServer:
         refused = self._spend("answer")
         if refused:
             return refused
+        if self.corpus == "fixtures":  # like the MCP test server: the two best passages, each citing its page
+            passages = [(doc, text.split("\n\n", 1)[-1]) for doc, _id, text in self._ranked(body["query"])[:2]]
+            text = " ".join(passage for _doc, passage in passages)
+            names = list(dict.fromkeys(doc["name"] for doc, _passage in passages))
+            cited = [(passage, [names.index(doc["name"])]) for doc, passage in passages]
+        else:
+            text, names, cited = ANSWER_TEXT, _ANSWER_REFERENCES, _CITED
         citations = []
-        for segment, sources in _CITED:
-            start, end = _byte_span(ANSWER_TEXT, segment)
+        for segment, sources in cited:
+            start, end = _byte_span(text, segment)
             citations.append(
                 {"startIndex": start, "endIndex": end, "sources": [{"referenceIndex": i} for i in sources]}
             )
-        references = [
-            {"documentReference": {"documentChunk": {k: v for k, v in _chunk(name).items() if k != "id"}}}
-            for name in _ANSWER_REFERENCES
-        ]
-        return 200, {"answer": {"answerText": ANSWER_TEXT, "citations": citations, "references": references}}
+        references = []
+        for name in names:
+            chunk = _as_chunk(self.documents[name], "", self.documents[name]["content"])
+            references.append({"documentReference": {"documentChunk": {k: v for k, v in chunk.items() if k != "id"}}})
+        return 200, {"answer": {"answerText": text, "citations": citations, "references": references}}
 
 
 def _mcp_without_tools(message: Any) -> tuple[int, Any]:
