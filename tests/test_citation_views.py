@@ -129,3 +129,18 @@ def test_the_xss_gallery_stays_inert_through_the_citation_view() -> None:
     assert_safe_markdown(bundle["text/markdown"])
     assert_safe_widget(display.widget_for(hostile))
     assert "[4]" in bundle["text/plain"] and XSS_NAME in hostile.references[0]
+
+
+def test_devask_magic_over_rest_shows_linked_markers(ip, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("google.developer_knowledge_v1", reason="the rest extra is not installed")
+    from tests.servers.rest_server import RestServer
+
+    with RestServer() as server:
+        monkeypatch.setenv("DEVKNOW_API_KEY", server.api_key)
+        monkeypatch.setenv("DEVKNOW_ENDPOINT", server.url)
+        monkeypatch.setenv("DEVKNOW_PROTOCOL", "rest")
+        result = ip.run_cell_magic("devask", "", "Où créer un bucket ?")
+    assert isinstance(result, Answer) and len(result.citations) == 3
+    bundle = display.mimebundle(result, widgets=False)
+    assert r"un nom unique.[\[1\]](https://docs.cloud.google.com/storage/docs/buckets) 東京" in bundle["text/markdown"]
+    assert "une région.[1][2] Then upload objects[3] into it." in bundle["text/plain"]
