@@ -236,7 +236,8 @@ class DevKnowClient:
         """After the MCP server refused the handshake, or lacks ``tool``: use the same host's REST surface for
         the rest of this client's life, when the ``rest`` extra is installed. Returns whether it switched."""
         backend = self._backend
-        if self.endpoint_source == "backend" or backend.kind != "remote" or hasattr(backend, "protocol"):
+        speaks_mcp = getattr(backend, "protocol", "mcp") == "mcp"
+        if self.endpoint_source == "backend" or backend.kind != "remote" or not speaks_mcp:
             return False  # a backend of the caller's, the offline index, or REST already
         if isinstance(exc, ProtocolError):
             if getattr(backend, "era", None) is not None:
