@@ -185,12 +185,13 @@ def safe_url(url: str, base_url: str | None = None) -> str | None:
     Entities and control characters are decoded first, the way a browser would, so ``java&#115;cript:``
     or ``java\\tscript:`` cannot slip through. Returns None for anything else.
     """
-    cleaned = _CONTROL.sub("", html.unescape(url or "")).strip()
-    cleaned = re.sub(r"[\t\n\r ]", "", cleaned)
-    if not cleaned:
+    decoded = re.sub(r"[\t\n\r]", "", _CONTROL.sub("", html.unescape(url or ""))).strip()
+    # The scheme is judged with every space removed (stricter than a browser); the URL keeps them, encoded.
+    squeezed, cleaned = decoded.replace(" ", ""), decoded.replace(" ", "%20")
+    if not squeezed:
         return None
-    if ":" in re.split(r"[/?#]", cleaned, maxsplit=1)[0]:  # a scheme (a later colon is part of a path)
-        return cleaned if _absolute_ok(cleaned, SAFE_URL_SCHEMES) else None
+    if ":" in re.split(r"[/?#]", squeezed, maxsplit=1)[0]:  # a scheme (a later colon is part of a path)
+        return cleaned if _absolute_ok(squeezed, SAFE_URL_SCHEMES) and _absolute_ok(cleaned, SAFE_URL_SCHEMES) else None
     base = _usable_base(base_url)
     if base:
         try:

@@ -49,7 +49,8 @@ _HR = "***"
 def _parser() -> Any:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    # maxNesting: commonmark's 20 levels drop the rest of a page below ~9 nested lists; 40 keeps real pages whole.
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": 40}).enable(["table", "strikethrough"])
     # Every destination reaches us as written (entities decoded): safe_url judges it, not markdown-it's
     # own list, and an unsafe link stays a link token so its text can be kept.
     md.validateLink = lambda url: True
@@ -196,11 +197,27 @@ class _Writer:
         return "".join(out).rstrip(" ")
 
     # -- blocks ---------------------------------------------------------------------------------------
+    # The block tokens are walked by index: ``self._end[i]`` is the index of the token closing token i.
 
-    def blocks(self, nodes: list[Any], *, tight: bool = False) -> list[str]:
+    def document(self, tokens: list[Any]) -> list[str]:
+        self._tokens = tokens
+        self._end = [0] * len(tokens)
+        opened: list[int] = []
+        for index, token in enumerate(tokens):
+            if token.nesting == 1:
+                opened.append(index)
+            elif token.nesting == -1 and opened:
+                self._end[opened.pop()] = index
+        return self.blocks(0, len(tokens))
+
+    def blocks(self, start: int, stop: int, *, tight: bool = False) -> list[str]:
         lines: list[str] = []
-        for node in nodes:
-            block = self.block(node)
+        index = start
+        while index < stop:
+            token = self._tokens[index]
+            end = self._end[index] if token.nesting == 1 else index
+            block = self.block(token, index + 1, end)
+            index = end + 1
             if not block:
                 continue
             if lines and not tight:
@@ -208,55 +225,67 @@ class _Writer:
             lines.extend(block)
         return lines
 
-    def block(self, node: Any) -> list[str]:
-        kind = node.type
-        if kind == "paragraph":
-            return self._inline_lines(node)
-        if kind == "heading":
-            level = int(node.tag[1]) if node.tag[1:].isdigit() else 1
-            text = self._inline_lines(node)
+    def block(self, token: Any, start: int, stop: int) -> list[str]:
+        """The lines of one block: ``token`` opens it, its content is ``self._tokens[start:stop]``."""
+        kind = token.type
+        if kind in ("paragraph_open", "heading_open"):
+            text = self._inline_lines(start, stop)
+            if kind == "paragraph_open":
+                return text
+            level = int(token.tag[1:]) if token.tag[1:].isdigit() else 1
             return ["#" * level + (" " + " ".join(text) if text else "")]
         if kind in ("fence", "code_block"):
-            return fenced_block(node.content, node.info if kind == "fence" else "")
+            return fenced_block(token.content, token.info if kind == "fence" else "")
         if kind == "hr":
             return [_HR]
         if kind == "html_block":
-            content = node.content.strip()
+            content = token.content.strip()
             if content.startswith("<!--") and content.endswith("-->"):
                 return []
             # Raw HTML shown as text, its lines kept apart by hard breaks.
             shown = [_line_start(escape_text(line.strip())) for line in content.split("\n") if line.strip()]
             return [line + "  " for line in shown[:-1]] + shown[-1:]
-        if kind == "blockquote":
-            return [f"> {line}" if line else ">" for line in self.blocks(node.children)]
-        if kind in ("bullet_list", "ordered_list"):
-            return self._list(node)
-        if kind == "table":
-            return self._table(node)
-        # Anything else (a future token type): its children if it has any, else its text as a paragraph.
-        if node.children:
-            return self.blocks(node.children)
-        text = _line_start(escape_text(" ".join((node.content or "").split())))
+        if kind == "blockquote_open":
+            return [f"> {line}" if line else ">" for line in self.blocks(start, stop)]
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            return self._list(token, start, stop)
+        if kind == "table_open":
+            return self._table(start, stop)
+        if token.nesting == 1:  # a container this writer does not know: its content
+            return self.blocks(start, stop)
+        if kind == "inline":
+            return self._inline_lines(start - 1, start)
+        # A leaf this writer does not know: its text, escaped, as a paragraph.
+        text = _line_start(escape_text(" ".join((token.content or "").split())))
         return [text] if text else []
 
-    def _inline_lines(self, node: Any) -> list[str]:
-        inline = node.children[0] if node.children and node.children[0].type == "inline" else None
-        if inline is None:
+    def _inline_lines(self, start: int, stop: int) -> list[str]:
+        inline = self._tokens[start] if start < stop else None
+        if inline is None or inline.type != "inline":
             return []
-        text = self.inline(inline.token.children or [])
+        text = self.inline(inline.children or [])
         return text.split("\n") if text else []
 
-    def _list(self, node: Any) -> list[str]:
-        ordered = node.type == "ordered_list"
-        number = int(node.attrs.get("start", 1) or 1) if ordered else 0
-        tight = bool(node.children) and all(
-            child.type != "paragraph" or child.hidden for item in node.children for child in item.children
+    def _list(self, token: Any, start: int, stop: int) -> list[str]:
+        ordered = token.type == "ordered_list_open"
+        number = int(token.attrs.get("start", 1) or 1) if ordered else 0
+        items = []
+        index = start
+        while index < stop:
+            end = self._end[index] if self._tokens[index].nesting == 1 else index
+            if self._tokens[index].type == "list_item_open":
+                items.append((index + 1, end))
+            index = end + 1
+        # markdown-it hides the paragraphs of a tight list: keep it tight (no blank lines between items).
+        tight = not any(
+            t.type == "paragraph_open" and not t.hidden and t.level == token.level + 2
+            for t in self._tokens[start:stop]
         )
         lines: list[str] = []
-        for item in node.children:
-            marker = f"{number}{node.markup or '.'}" if ordered else (node.markup or "-")
+        for item_start, item_stop in items:
+            marker = f"{number}{token.markup or '.'}" if ordered else (token.markup or "-")
             number += 1
-            body = self.blocks(item.children, tight=tight)
+            body = self.blocks(item_start, item_stop, tight=tight)
             if lines and not tight:
                 lines.append("")
             if not body:
@@ -267,31 +296,32 @@ class _Writer:
             lines += [pad + line if line else "" for line in body[1:]]
         return lines
 
-    def _table(self, node: Any) -> list[str]:
+    def _table(self, start: int, stop: int) -> list[str]:
         rows: list[tuple[list[str], list[str]]] = []
-        for section in node.children:
-            for row in section.children:
+        cells: list[str] = []
+        aligns: list[str] = []
+        for index in range(start, stop):
+            token = self._tokens[index]
+            if token.type == "tr_open":
                 cells, aligns = [], []
-                for cell in row.children:
-                    inline = cell.children[0] if cell.children else None
-                    text = self.inline(inline.token.children or [], in_table=True) if inline is not None else ""
-                    cells.append(text.replace("\n", " "))
-                    style = str(cell.attrs.get("style") or "")
-                    aligns.append(style.rsplit(":", 1)[-1] if "text-align" in style else "")
+            elif token.type == "tr_close":
                 rows.append((cells, aligns))
+            elif token.type in ("th_open", "td_open"):
+                style = str(token.attrs.get("style") or "")
+                aligns.append(style.rsplit(":", 1)[-1] if "text-align" in style else "")
+                inline = self._tokens[index + 1]
+                text = self.inline(inline.children or [], in_table=True) if inline.type == "inline" else ""
+                cells.append(text.replace("\n", " "))
         if not rows:
             return []
-        header, aligns = rows[0]
+        header, header_aligns = rows[0]
         rule = {"left": ":---", "center": ":---:", "right": "---:"}
-        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule.get(a, "---") for a in aligns) + " |"]
+        lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule.get(a, "---") for a in header_aligns) + " |"]
         lines += ["| " + " | ".join(cells) + " |" for cells, _ in rows[1:]]
         return lines
 
 
 def markdown_twin(text: str, *, base_url: str | None = None) -> str:
     """Re-emit Markdown ``text`` as inert Markdown (see the module docstring); ends with a newline."""
-    from markdown_it.tree import SyntaxTreeNode
-
-    tree = SyntaxTreeNode(_parser().parse(text))
-    lines = _Writer(base_url).blocks(tree.children)
+    lines = _Writer(base_url).document(_parser().parse(text))
     return "\n".join(lines) + "\n" if lines else ""
