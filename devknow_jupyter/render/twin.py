@@ -191,6 +191,8 @@ class _Writer:
             else:  # a token this writer does not know: its text, escaped
                 piece = escape_text(" ".join((token.content or "").split()))
             if piece:
+                if piece[0] in "[!" and kind in ("link_open", "image") and out and out[-1].endswith("!"):
+                    out[-1] = out[-1][:-1] + "\\!"  # "!" then our "[": not an image the page did not have
                 out.append(piece)
                 at_start = False
             i += 1
@@ -268,7 +270,7 @@ class _Writer:
 
     def _list(self, token: Any, start: int, stop: int) -> list[str]:
         ordered = token.type == "ordered_list_open"
-        number = int(token.attrs.get("start", 1) or 1) if ordered else 0
+        number = int(token.attrs.get("start", 1)) if ordered else 0
         items = []
         index = start
         while index < stop:
