@@ -203,7 +203,7 @@ class _Writer:
 
     def document(self, tokens: list[Any]) -> list[str]:
         self._tokens = tokens
-        self._end = [0] * len(tokens)
+        self._end = list(range(len(tokens)))  # an opening token never closed holds nothing (never loops back)
         opened: list[int] = []
         for index, token in enumerate(tokens):
             if token.nesting == 1:
