@@ -354,3 +354,36 @@ def test_the_explorer_twin_is_inert(tmp_path: Any) -> None:
             app.close()
     assert "Hostile zebra page" in twin and twin.count("Hostile zebra page") >= 2  # the hit and the page
     assert_inert(twin, "explorer")
+
+
+# -- real pages ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.corpus
+def test_real_pages_keep_their_structure_in_the_twin(corpus_dir: Any) -> None:
+    """Every twentieth page of the shared corpus: the twin is inert and keeps its headings, code blocks, tables
+    and lists (counted by parsing source and twin alike)."""
+    import json
+
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    kinds = {"heading_open", "fence", "code_block", "table_open", "bullet_list_open", "ordered_list_open"}
+
+    def structure(text: str) -> dict[str, int]:
+        counts = dict.fromkeys(kinds, 0)
+        for token in parser.parse(text):
+            if token.type in kinds:
+                counts[token.type] += 1
+        counts["code"] = counts.pop("fence") + counts.pop("code_block")  # indented code comes out fenced
+        return counts
+
+    with open(corpus_dir / "corpus.jsonl", encoding="utf-8") as lines:
+        pages = [json.loads(line) for number, line in enumerate(lines) if number % 20 == 0]
+    assert len(pages) > 100
+    for page in pages:
+        doc = Document(page["name"], page["uri"], page["content"], title=page.get("title", ""))
+        twin = display.mimebundle(doc, widgets=False, max_chars=0, include=["text/markdown"])["text/markdown"]
+        assert_inert(twin, page["name"])
+        body = twin.split("\n\n", 2)[2]  # after our title line and the name
+        assert structure(body) == structure(page["content"]), page["name"]
