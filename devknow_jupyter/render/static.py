@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..terminal import terminal_safe
+from .citations import cited_markdown, cited_plain
 from .markdown import (
     escape_markdown,
     fenced_source,
@@ -422,7 +423,7 @@ def _header_with_notices(head: str, info: ResultInfo) -> str:
 
 def answer_text_html(answer: Answer, *, max_chars: int | None = None) -> str:
     """The answer's Markdown, rendered and sanitized, as inner HTML."""
-    rendered = render_markdown(answer.answer_text, max_chars=max_chars)
+    rendered = render_markdown(cited_markdown(answer), max_chars=max_chars)
     note = ""
     if rendered.truncated:
         note = f'<div class="devknow-note">{html.escape(truncation_note(rendered.shown_chars, rendered.total_chars))}'
@@ -462,7 +463,7 @@ def answer_markdown(answer: Answer, *, max_chars: int | None = None) -> str:
         head += " · " + " · ".join(extra)
     lines = [head, ""]
     lines += [f"> {escape_markdown(notice)}\n" for notice in answer.info.notices]
-    lines.append(safe_markdown(answer.answer_text, max_chars=max_chars).strip())
+    lines.append(safe_markdown(cited_markdown(answer), max_chars=max_chars).strip())
     if answer.references:
         lines += ["", "**References**", ""]
         lines += [f"{i}. {_md_link(name_to_uri(ref), name_to_uri(ref))}" for i, ref in enumerate(answer.references, 1)]
@@ -477,7 +478,7 @@ def answer_plain(answer: Answer, *, max_chars: int = 2000) -> str:
     extra = (["extractive"] if answer.extractive else []) + info_summary(answer.info)
     if extra:
         head += f" ({_line(', '.join(extra))})"
-    body, left = _clip(answer.answer_text.strip(), max_chars)
+    body, left = _clip(cited_plain(answer).strip(), max_chars)
     lines = [head, *(f"Note: {_line(notice)}" for notice in answer.info.notices), "", terminal_safe(body)]
     if left:
         lines.append(f"… {left:,} more characters (.answer_text has them all)")
