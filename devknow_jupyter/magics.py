@@ -183,9 +183,9 @@ class _MarkdownSource(str):
         printer.text(str(self))  # the source itself, not a quoted repr
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        runs = [len(run) for run in re.findall(r"`+", self)]
-        fence = "`" * max(3, max(runs, default=0) + 1)  # longer than any backtick run inside
-        return {"text/plain": str(self), "text/markdown": f"{fence}markdown\n{self}\n{fence}\n"}
+        from .render.markdown import fenced_source
+
+        return {"text/plain": str(self), "text/markdown": fenced_source(str(self), "markdown")}
 
 
 class _Progress:

@@ -14,12 +14,13 @@ import html
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from ..terminal import terminal_safe
 from .citations import cited_markdown, cited_plain
 from .markdown import (
     escape_markdown,
+    fenced_source,
     plain_excerpt,
     preview_markdown,
     render_markdown,
@@ -30,6 +31,7 @@ from .markdown import (
     truncate_markdown,
 )
 from .style import ROOT_CLASS, style_block
+from .twin import code_span, link_destination
 
 if TYPE_CHECKING:
     from ..models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
@@ -152,16 +154,13 @@ def _plural(count: int, word: str) -> str:
 
 def _md_link(text: str, url: str, base_url: str | None = None) -> str:
     target = safe_url(url, base_url)
-    if not target:
+    if not target or target.startswith("#"):
         return escape_markdown(text)
-    target = quote(target, safe=":/?#[]@!$&'*+,;=%~-._")
-    return f"[{escape_markdown(text)}]({target.replace('(', '%28').replace(')', '%29')})"
+    return f"[{escape_markdown(text)}]({link_destination(target)})"
 
 
 def _md_code(text: str) -> str:
-    text = " ".join(str(text).split())
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+    return code_span(" ".join(str(text).split()))
 
 
 def _clip(text: str, limit: int) -> tuple[str, int]:
@@ -362,8 +361,7 @@ def document_markdown(doc: Document, *, max_chars: int | None = None, raw: bool 
     shown = ""
     if raw:
         shown, _ = _clip(doc.content, max_chars or 0)
-        fence = "~" * max(3, 1 + max((len(run) for run in re.findall(r"~{3,}", shown)), default=0))
-        lines += [f"{fence}markdown", shown, fence]
+        lines.append(fenced_source(shown, "markdown", char="~").rstrip("\n"))
     else:
         lines.append(safe_markdown(doc.content, base_url=doc.uri, max_chars=max_chars).strip())
     if max_chars and max_chars > 0 and len(doc.content) > max_chars:
