@@ -31,7 +31,7 @@ from .errors import (
     register_secret,
 )
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
-from .names import normalize_names
+from .names import normalize_names, normalize_source, source_matches
 from .tools import MAX_NAMES_PER_CALL
 
 __all__ = [
@@ -228,7 +228,7 @@ class DevKnowClient:
         notices: list[str] = []
         filter_here = False
         if source:
-            source = source.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
+            source = normalize_source(source)
             field = self._source_argument()
             if field:
                 arguments[field] = source
@@ -245,7 +245,7 @@ class DevKnowClient:
             notices.append("The service could not be reached; these hits come from documents saved offline.")
         chunks: Iterable[DocumentChunk] = hits
         if filter_here and source:
-            chunks = [hit for hit in hits if _host_matches(hit.uri, source)]
+            chunks = [hit for hit in hits if source_matches(hit.uri, source)]
             notices.append(
                 f"Filtered here to {source}: the server's search has no source filter "
                 f"({len(chunks)} of {len(hits)} hits kept)."
@@ -523,14 +523,6 @@ class DevKnowClient:
 
 def _parse_hits(data: dict[str, Any]) -> tuple[DocumentChunk, ...]:
     return tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
-
-
-def _host_matches(uri: str, source: str) -> bool:
-    host = (urlsplit(uri).hostname or "").lower()
-    domain, _, path = source.partition("/")
-    if not (host == domain or host.endswith("." + domain)):
-        return False
-    return not path or urlsplit(uri).path.lstrip("/").startswith(path)
 
 
 def _looks_not_found(exc: ToolError) -> bool:
