@@ -50,19 +50,22 @@ _FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)
 
 @dataclass(frozen=True)
 class RankSettings:
-    """Ranking settings, chosen on the development questions (``bench/bench_quality.py --tune``).
+    """Ranking settings, chosen on the development questions only (``python -m bench.tune_ranking``).
 
     ``weights`` and ``b``: per field (title, path, description, headings, body), the weight of a term
     found there and how much the field's length normalises it. ``k1``: term-frequency saturation.
     ``stem_weight``: query weight of a word's stemmed form (beside the word as written, weight 1).
     ``whole_weight``: query weight of a whole identifier (``prefer_const_constructors``) beside its parts.
+    ``identifier_b``: ``b`` is multiplied by this for whole identifiers, so that one exact mention of a rare
+    name (``auth/popup-closed-by-user``) in a long reference page is not normalised away.
     """
 
     weights: tuple[float, float, float, float, float] = (3.0, 3.0, 2.0, 2.0, 1.0)
-    b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.75)
+    b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.6)
     k1: float = 1.2
     stem_weight: float = 0.5
     whole_weight: float = 1.0
+    identifier_b: float = 0.0
 
 
 @dataclass
@@ -245,12 +248,17 @@ class LexicalRanker:
             return np.zeros(0, dtype=np.float32)
         average = np.maximum(self.lengths.mean(axis=0), 1.0)
         frequency = np.zeros(len(self.postings), dtype=np.float32)
+        scale = np.ones(len(self.postings), dtype=np.float32)
+        if settings.identifier_b != 1.0:
+            compound = np.fromiter((not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary))
+            scale[np.repeat(compound, np.diff(self.offsets))] = settings.identifier_b
         for field in range(len(FIELDS)):
-            weight, b = settings.weights[field], settings.b[field]
+            weight = settings.weights[field]
             column = self.counts[:, field]
             present = np.nonzero(column)[0]
             if not len(present) or weight == 0:
                 continue
+            b = settings.b[field] * scale[present]
             norm = 1.0 - b + b * self.lengths[self.postings[present], field] / average[field]
             frequency[present] += weight * column[present] / norm
         document_frequency = np.diff(self.offsets).astype(np.float32)
