@@ -236,7 +236,10 @@ class DevKnowClient:
                 filter_here = True
         started = time.perf_counter()
         try:
-            hits, from_cache = self._call_cached("search_documents", arguments, refresh=refresh, parse=_parse_hits)
+            (hits, served), from_cache = self._call_cached(
+                "search_documents", arguments, refresh=refresh, parse=_parse_search
+            )
+            notices.extend(served)
         except TransportError:
             data = self._search_offline_store(query)
             if data is None:
@@ -523,6 +526,12 @@ class DevKnowClient:
 
 def _parse_hits(data: dict[str, Any]) -> tuple[DocumentChunk, ...]:
     return tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
+
+
+def _parse_search(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], tuple[str, ...]]:
+    """The hits, and the one-line ``notices`` a server may send beside them (the local index's weak match)."""
+    notices = data.get("notices") if isinstance(data.get("notices"), list) else []
+    return _parse_hits(data), tuple(str(notice) for notice in notices if str(notice).strip())
 
 
 def _looks_not_found(exc: ToolError) -> bool:

@@ -108,7 +108,7 @@ def test_local_backend_keeps_the_backend_protocol() -> None:
     backend = LocalBackend.from_spec(f"local:{FIXTURE_DOCS}")
     assert isinstance(backend, Backend)
     assert backend.kind == "local" and backend.endpoint == f"local:{FIXTURE_DOCS}"
-    assert backend.list_tools() == tool_definitions()
+    assert backend.list_tools() == tool_definitions(local=True)
     backend.close()
     backend.close()
     with pytest.raises(ConfigurationError, match="closed"):
