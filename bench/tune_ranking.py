@@ -32,6 +32,8 @@ def variants() -> list[tuple[str, dict]]:
         tried.append((f"stem_weight={stem}", {"stem_weight": stem}))
     for whole in (0.5, 1.0, 1.5, 2.0):
         tried.append((f"whole_weight={whole}", {"whole_weight": whole}))
+    for dense in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5):  # only matters with the semantic extra installed
+        tried.append((f"dense_weight={dense}", {"dense_weight": dense}))
     for scale in (0.0, 0.3, 0.6, 1.0):
         tried.append((f"identifier_b={scale}", {"identifier_b": scale}))
     return tried

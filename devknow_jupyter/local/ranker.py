@@ -58,6 +58,7 @@ class RankSettings:
     ``whole_weight``: query weight of a whole identifier (``prefer_const_constructors``) beside its parts.
     ``identifier_b``: ``b`` is multiplied by this for whole identifiers, so that one exact mention of a rare
     name (``auth/popup-closed-by-user``) in a long reference page is not normalised away.
+    ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest).
     """
 
     weights: tuple[float, float, float, float, float] = (3.0, 3.0, 2.0, 2.0, 1.0)
@@ -66,6 +67,7 @@ class RankSettings:
     stem_weight: float = 0.5
     whole_weight: float = 1.0
     identifier_b: float = 0.0
+    dense_weight: float = 0.3
 
 
 @dataclass

@@ -49,8 +49,8 @@ class PageSearch:
         ranker: The lexical ranker over the pages.
         uris: Each page's URL, in the ranker's page order (for the site filter).
         origins: Each page's origin (``"file"``, ``"fetched"``, ...), same order.
-        dense: Optional ``(model, vectors)``: a :class:`~.semantic.StaticEmbedder` and one unit vector per page.
-        dense_weight: The dense share of the fused score (the lexical share is ``1 - dense_weight``).
+        dense: Optional ``(model, vectors)``: a :class:`~.semantic.StaticEmbedder` and one unit vector per page;
+            fused with the share ``ranker.settings.dense_weight``.
     """
 
     def __init__(
@@ -60,13 +60,12 @@ class PageSearch:
         origins: list[str],
         *,
         dense: tuple[Any, np.ndarray] | None = None,
-        dense_weight: float = 0.3,
     ) -> None:
         self.ranker = ranker
         self.uris = uris
         self.origins = np.array(origins, dtype=object)
         self.dense = dense
-        self.dense_weight = dense_weight
+        self.dense_weight = ranker.settings.dense_weight
         self._sites: dict[str, np.ndarray] = {}
 
     @property
