@@ -98,8 +98,7 @@ class PageSearch:
         low, high = (float(similarity.min()), float(similarity.max())) if len(similarity) else (0.0, 0.0)
         dense = (similarity - low) / (high - low) if high > low else np.zeros_like(similarity)
         fused = (1.0 - self.dense_weight) * (lexical / top if top > 0 else lexical) + self.dense_weight * dense
-        # A page that matches no query word at all ranks only by meaning: keep it below every lexical match.
-        return np.where(lexical > 0, fused, fused * 0.5).astype(np.float32)
+        return fused.astype(np.float32)
 
     def search(
         self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
