@@ -57,7 +57,8 @@ def test_the_site_filter_ranks_inside_the_site_beyond_the_unfiltered_top_ten(two
 
 
 def test_devknow_search_source_returns_that_sites_hits(two_sites: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", f"local:{two_sites}", "search", "--source", "https://small.test/", "go", "modules"]) == 0
+    endpoint = f"local:{two_sites}"
+    assert main(["--endpoint", endpoint, "search", "--source", "https://small.test/", "go", "modules"]) == 0
     out = capsys.readouterr().out
     assert "documents/small.test/agents-" in out and "big.test" not in out
 
@@ -141,7 +142,8 @@ def test_the_ranker_follows_changes_made_through_another_connection(tmp_path: Pa
     with LocalIndex(path) as reader, LocalIndex(path) as writer:
         writer.add_folder(docs)
         assert [hit["parent"] for hit in reader.search("lamp wick")] == ["documents/one.test/first"]
-        writer.add_documents([{"name": "documents/two.test/fog", "title": "Fog horn", "content": "# Fog horn\n\nA lamp.\n"}])
+        fog = {"name": "documents/two.test/fog", "title": "Fog horn", "content": "# Fog horn\n\nA lamp.\n"}
+        writer.add_documents([fog])
         assert "documents/two.test/fog" in [hit["parent"] for hit in reader.search("lamp")]
         writer.remove_folder(docs)
         assert [hit["parent"] for hit in reader.search("lamp wick")] == ["documents/two.test/fog"]
