@@ -71,8 +71,8 @@ def test_a_rule_name_with_underscores_finds_the_page_named_after_it_first(tmp_pa
             f"style-{i}",
             "lint.test",
             f"Prefer const constructors, part {i}",
-            f"# Prefer const constructors, part {i}\n\nPrefer const values; constructors that are const help. Prefer const "
-            f"constructors where you can, and prefer small constructors.\n",
+            f"# Prefer const constructors, part {i}\n\nPrefer const values; constructors that are const help. "
+            "Prefer const constructors where you can, and prefer small constructors.\n",
         )
     page(
         docs,
