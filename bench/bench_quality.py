@@ -136,10 +136,11 @@ def run(
     corpus: Path | None = None,
     tmp: Path | None = None,
     index_path: Path | None = None,
-    sets: Sequence[str] = tuple(SETS),
+    sets: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Score ours and the baseline on ``sets``. Returns ``{"title", "rows", "goals", "notes", "data"}``, or
-    ``{"status": "skipped", "reason"}`` without a corpus. ``index_path`` reuses an index of the main corpus."""
+    """Score ours and the baseline on ``sets`` (default: all; with ``quick``, only dev and the 52). Returns
+    ``{"title", "rows", "goals", "notes", "data"}``, or ``{"status": "skipped", "reason"}`` without a corpus.
+    ``index_path`` reuses an index of the main corpus."""
     from devknow_jupyter.local.index import LocalIndex
     from devknow_jupyter.local.semantic import enabled as semantic_enabled
 
@@ -147,6 +148,7 @@ def run(
     if corpus is None:
         return {"title": TITLE, "status": "skipped", "reason": "../shared/corpus is not present"}
     extra = extra_corpus()
+    sets = sets or (("dev", "52") if quick else tuple(SETS))
     wanted = [name for name in sets if SETS[name][1] == "main" or extra is not None]
     owned = tempfile.TemporaryDirectory(prefix="devknow-bench-quality-")
     folder = Path(tmp or owned.name)
@@ -263,14 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--index", type=Path, default=None, help="reuse this index of the main corpus")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
-    parser.add_argument("--quick", action="store_true", help="accepted for symmetry; the bench is already quick")
+    parser.add_argument("--sets", default="", help=f"comma-separated, of {', '.join(SETS)} (default: all)")
+    parser.add_argument("--quick", action="store_true", help="only the dev and 52 sets (unless --sets)")
     args = parser.parse_args(argv)
     sets = [name.strip() for name in args.sets.split(",") if name.strip()]
     unknown = [name for name in sets if name not in SETS]
     if unknown:
         parser.error(f"unknown set(s): {', '.join(unknown)}")
-    result = run(quick=args.quick, corpus=args.corpus, index_path=args.index, sets=sets)
+    result = run(quick=args.quick, corpus=args.corpus, index_path=args.index, sets=sets or None)
     if result.get("status") == "skipped":
         print(f"bench_quality: skipped ({result['reason']})")
         return 0
