@@ -690,8 +690,7 @@ class LocalIndex:
             outcome = self._page_search().search(query, limit, source=source, origin=origin)
             if not outcome.doc_ids:
                 return outcome, []
-            expression = fts_expression(query_terms(outcome.text))
-            chosen = [self._best_passage(doc_id, expression) for doc_id in outcome.doc_ids]
+            chosen = self._best_passages(outcome.doc_ids, fts_expression(query_terms(outcome.text)))
             marks = ",".join("?" * len(chosen))
             found = {
                 row[0]: row[1:]
@@ -703,19 +702,31 @@ class LocalIndex:
             }
         return outcome, [found[passage] for passage in chosen if passage in found]
 
-    def _best_passage(self, doc_id: int, expression: str) -> int:
-        """The id of the page's passage that matches the query best (its first passage when none does)."""
-        low, high = _passage_ids(doc_id)
+    def _best_passages(self, doc_ids: list[int], expression: str) -> list[int]:
+        """For each page, the id of its passage that matches the query best (its first one when none does).
+
+        One FTS5 statement for all pages: bm25's term statistics are gathered once, not once per page.
+        """
+        best: dict[int, tuple[float, int]] = {}
         if expression:
-            row = self._db.execute(
-                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?"
-                " ORDER BY bm25(chunks_fts, 8.0, 4.0, 1.0) LIMIT 1",
-                (expression, low, high),
-            ).fetchone()
-            if row is not None:
-                return row[0]
-        row = self._db.execute("SELECT min(id) FROM chunks WHERE id BETWEEN ? AND ?", (low, high)).fetchone()
-        return row[0] if row and row[0] is not None else low
+            marks = ",".join("?" * len(doc_ids))
+            for passage, score in self._db.execute(
+                f"SELECT rowid, bm25(chunks_fts, 8.0, 4.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
+                f" AND (rowid >> {PAGE_SHIFT}) IN ({marks})",
+                (expression, *doc_ids),
+            ):
+                page = passage >> PAGE_SHIFT
+                if page not in best or (score, passage) < best[page]:
+                    best[page] = (score, passage)
+        chosen = []
+        for doc_id in doc_ids:
+            if doc_id in best:
+                chosen.append(best[doc_id][1])
+                continue
+            low, high = _passage_ids(doc_id)
+            row = self._db.execute("SELECT min(id) FROM chunks WHERE id BETWEEN ? AND ?", (low, high)).fetchone()
+            chosen.append(row[0] if row and row[0] is not None else low)
+        return chosen
 
     # -- the ranker ---------------------------------------------------------------------------------
 
