@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -35,8 +34,8 @@ __all__ = [
     "LexicalRanker",
     "PageTerms",
     "RankSettings",
-    "Ranker",
     "page_terms",
+    "query_weights",
 ]
 
 #: The fields of a page, in the order of every per-field array.
@@ -77,14 +76,6 @@ class PageTerms:
     terms: list[str]
     counts: np.ndarray  # (len(terms), len(FIELDS)) uint16
     lengths: np.ndarray  # (len(FIELDS),) float32
-
-
-class Ranker(Protocol):
-    """What :class:`~.index.LocalIndex` asks of a ranker: the best pages for a query, among allowed ones."""
-
-    def rank(self, query: str, limit: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """``(doc_id, score)`` of the ``limit`` best pages, best first; ``allowed`` is a mask over pages."""
-        ...
 
 
 def page_text_fields(title: str, uri: str, description: str, content: str) -> tuple[str, str, str, str, str]:

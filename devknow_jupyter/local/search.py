@@ -7,6 +7,10 @@ or an origin such as ``fetched``) is a mask over pages applied before the top pa
 filtered search returns the best pages *of that site*, not the top ten filtered afterwards.
 
 It also says when the match is weak: when no page returned holds most of the query's content words.
+
+This is the seam between the store and the ranking: :class:`~.index.LocalIndex` hands a ``PageSearch``
+its pages' term counts (and vectors) and asks only :meth:`PageSearch.search` for document ids; it never
+sees scores, tokens or numpy arrays, so another ranker can take this class's place.
 """
 
 from __future__ import annotations
