@@ -22,27 +22,20 @@ def page(folder: Path, slug: str, site: str, title: str, body: str) -> None:
     path.write_text(front + textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
 
 
+def series(folder: Path, count: int, site: str, slug: str, title: str, body: str) -> None:
+    """``count`` pages whose slug, title and body have ``{i}`` replaced by their number."""
+    for i in range(count):
+        page(folder, slug.format(i=i), site, title.format(i=i), f"# {title.format(i=i)}\n\n{body.format(i=i)}\n")
+
+
 @pytest.fixture
 def two_sites(tmp_path: Path) -> Path:
     """Twelve pages of big.test all about Go modules, and two pages of small.test that mention them once."""
     docs = tmp_path / "docs"
-    for i in range(12):
-        page(
-            docs,
-            f"modules-{i}",
-            "big.test",
-            f"Go modules guide {i}",
-            f"# Go modules guide {i}\n\nGo modules, go modules everywhere: modules hold go packages.\n",
-        )
-    for i in range(2):
-        page(
-            docs,
-            f"agents-{i}",
-            "small.test",
-            f"Agent kit chapter {i}",
-            f"# Agent kit chapter {i}\n\n" + "The agent kit builds assistants. " * 30
-            + "\n\nTo start, run `go mod init` to create go modules for the kit.\n",
-        )
+    guide = "Go modules everywhere: modules hold go packages."
+    series(docs, 12, "big.test", "modules-{i}", "Go modules guide {i}", guide)
+    kit = "The agent kit builds assistants. " * 30 + "\n\nTo start, run `go mod init` to create go modules for the kit."
+    series(docs, 2, "small.test", "agents-{i}", "Agent kit chapter {i}", kit)
     return docs
 
 
@@ -65,15 +58,11 @@ def test_devknow_search_source_returns_that_sites_hits(two_sites: Path, capsys: 
 
 def test_a_rule_name_with_underscores_finds_the_page_named_after_it_first(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    for i in range(6):
-        page(
-            docs,
-            f"style-{i}",
-            "lint.test",
-            f"Prefer const constructors, part {i}",
-            f"# Prefer const constructors, part {i}\n\nPrefer const values; constructors that are const help. "
-            "Prefer const constructors where you can, and prefer small constructors.\n",
-        )
+    advice = (
+        "Prefer const values; constructors that are const help. Prefer const constructors where you can, "
+        "and prefer small constructors."
+    )
+    series(docs, 6, "lint.test", "style-{i}", "Prefer const constructors, part {i}", advice)
     page(
         docs,
         "rules/prefer_const_constructors",
@@ -103,15 +92,13 @@ def test_a_pasted_error_message_finds_its_diagnostic_page(tmp_path: Path) -> Non
         "# undefined_method\n\nThe analyzer reports this when a method is not defined for the static type of "
         "the receiver: _The method '{0}' isn't defined for the type '{1}'._ Check the spelling or add it.\n",
     )
-    for i in range(4):  # pages full of the message's boilerplate: error, line, file, main, lib
-        page(
-            docs,
-            f"errors-{i}",
-            "lang.test",
-            f"Reading error output {i}",
-            f"# Reading error output {i}\n\nEvery error names a file and a line: lib main error line file error "
-            "column. The error line in lib main file is where an error starts; read the error and the line.\n",
-        )
+    boilerplate = (  # a page full of what the message has beside its meaning: a path, a position, "Error"
+        "Every error in lib/main.dart names a file, a line and a column, such as 12:5. The error in main.dart "
+        "at line 12 is where an error starts: read the error, then line 12 in lib main dart."
+    )
+    series(docs, 1, "lang.test", "errors-{i}", "Reading error output", boilerplate)
+    types = "Each method has a type; the type of a method is defined by its signature, and a user type may define one."
+    series(docs, 3, "lang.test", "methods-{i}", "Methods and types {i}", types)
     message = "lib/main.dart:12:5: Error: The method 'fromJson' isn't defined for the type 'User'."
     rewritten = rewrite_message(message)
     assert "main.dart" not in rewritten and "12:5" not in rewritten and "Error" not in rewritten
