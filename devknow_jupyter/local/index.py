@@ -211,7 +211,6 @@ class LocalIndex:
         self.cache_mb = cache_mb
         self._lock = threading.RLock()
         self._closed = False
-        self._writes = 0  # bumped on every commit; with PRAGMA data_version it tells when counts went stale
         self._search: PageSearch | None = None
         self._search_generation: str | None = None
         if self.path != ":memory:":
@@ -275,7 +274,6 @@ class LocalIndex:
                 self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-        self._writes += 1
 
     def _check_open(self) -> None:
         if self._closed:
@@ -347,13 +345,11 @@ class LocalIndex:
                 in_batch += self._index_file(root, path, known.get(str(path)), report)
                 if in_batch >= self.batch_documents or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
                     db.execute("COMMIT")
-                    self._writes += 1
                     db.execute("BEGIN IMMEDIATE")
                     batch_started, in_batch = time.monotonic(), 0
                 if progress is not None:
                     progress(str(path), done, len(files))
             db.execute("COMMIT")
-            self._writes += 1
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
