@@ -52,6 +52,8 @@ LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
 # A passage's id is (page id << PAGE_SHIFT) | passage number.
 PAGE_SHIFT = 20
 PASSAGES_PER_PAGE = (1 << PAGE_SHIFT) - 1
+# Query words on more than this share of pages are left out when choosing a hit's passage.
+COMMON_SHARE = 0.3
 # Pages embedded at once for the semantic ranking (bounds the embedding's memory).
 EMBED_BATCH = 32
 # Commit at least this often while indexing, so an interrupted run keeps most of its work.
@@ -683,10 +685,14 @@ class LocalIndex:
         """The ranking outcome and ``(name, seq, breadcrumb, body)`` of each page's best passage, best first."""
         with self._lock:
             self._check_open()
-            outcome = self._page_search().search(query, limit, source=source, origin=origin)
+            search = self._page_search()
+            outcome = search.search(query, limit, source=source, origin=origin)
             if not outcome.doc_ids:
                 return outcome, []
-            chosen = self._best_passages(outcome.doc_ids, fts_expression(query_terms(outcome.text)))
+            # Words on most pages barely change which passage is best but make FTS5 read long posting lists.
+            terms = query_terms(outcome.text)
+            terms = [term for term in terms if search.ranker.share(term) <= COMMON_SHARE] or terms
+            chosen = self._best_passages(outcome.doc_ids, fts_expression(terms))
             marks = ",".join("?" * len(chosen))
             found = {
                 row[0]: row[1:]

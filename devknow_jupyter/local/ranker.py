@@ -276,6 +276,13 @@ class LexicalRanker:
             scores[self.postings[start:end]] += weight * self.impacts[start:end]
         return scores
 
+    def share(self, term: str) -> float:
+        """The share of pages that contain ``term`` (0 for an unknown term)."""
+        slot = self.term_ids.get(term)
+        if slot is None or not len(self.doc_ids):
+            return 0.0
+        return float(self.offsets[slot + 1] - self.offsets[slot]) / len(self.doc_ids)
+
     def coverage(self, words: Sequence[str], positions: np.ndarray) -> np.ndarray:
         """For each page position in ``positions``, how many of ``words`` (or their stems) it contains."""
         found = np.zeros(len(positions), dtype=np.int32)

@@ -97,7 +97,8 @@ class PageSearch:
         if self.dense is None:
             return lexical
         model, vectors = self.dense
-        similarity = vectors @ model.embed([query_text])[0]
+        # einsum, not a BLAS matrix-vector product: BLAS threads cost more than this small product on a busy machine.
+        similarity = np.einsum("ij,j->i", vectors, model.embed([query_text])[0])
         top = float(lexical.max()) if len(lexical) else 0.0
         low, high = (float(similarity.min()), float(similarity.max())) if len(similarity) else (0.0, 0.0)
         dense = (similarity - low) / (high - low) if high > low else np.zeros_like(similarity)
