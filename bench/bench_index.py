@@ -260,9 +260,9 @@ def run(*, quick: bool = False, corpus: Path | None = None, tmp: Path | None = N
             built["rss_peak_mb"] < GOALS["peak_mb"],
         ),
         _goal(
-            f"open the index + first search < {GOALS['open_seconds']:g} s (stored ranker, nothing re-tokenized)",
-            f"{opened['open_search_seconds']:.2f} s",
-            opened["open_search_seconds"] < GOALS["open_seconds"],
+            f"open the index + first search < {GOALS['open_seconds']:g} s of CPU (stored ranker, nothing re-tokenized)",
+            f"{opened['open_search_cpu_seconds']:.2f} s ({opened['open_search_seconds']:.2f} s wall)",
+            opened["open_search_cpu_seconds"] < GOALS["open_seconds"],
         ),
     ]
     if dense_built is not None:
