@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .backend import Backend
-from .cache import ResultCache, cache_key, shared_cache
+from .cache import ResultCache, cache_key, cache_scope, shared_cache
 from .errors import (
     AuthenticationError,
     ConfigurationError,
@@ -143,6 +143,13 @@ class DevKnowClient:
         else:
             self.cache = cache
         self._headers = dict(headers or {})
+        # Results are cached per endpoint and credentials (hashed): another key's results are never served.
+        self._cache_scope = cache_scope(
+            self.endpoint,
+            self.api_key,
+            self._access_token,
+            *(f"{name.lower()}: {value}" for name, value in sorted(self._headers.items())),
+        )
         self._http_transport = http_transport
         self._offline_store_enabled = offline_store
         self._store: Any = None
@@ -271,7 +278,7 @@ class DevKnowClient:
         found: dict[str, Document] = {}
         if not refresh:
             for name in wanted:
-                cached = self.cache.get(cache_key(self.endpoint, "document", name))
+                cached = self.cache.get(cache_key(self._cache_scope, "document", name))
                 if cached is not None:
                     found[name] = cached
         lacking = [name for name in wanted if name not in found]
@@ -401,7 +408,7 @@ class DevKnowClient:
         self, tool: str, arguments: dict[str, Any], *, refresh: bool, parse: Callable[[dict[str, Any]], Any] = dict
     ) -> tuple[Any, bool]:
         # The parsed value is cached, so a hit costs a dict lookup, not a rebuild of every hit.
-        key = cache_key(self.endpoint, tool, arguments)
+        key = cache_key(self._cache_scope, tool, arguments)
         if not refresh:
             cached = self.cache.get(key)
             if cached is not None:
@@ -449,7 +456,7 @@ class DevKnowClient:
             by_name = dict(zip(names, docs, strict=True))  # renamed by the server; order is kept
         result = {name: by_name[name] for name in names if name in by_name}
         for name, doc in result.items():
-            self.cache.set(cache_key(self.endpoint, "document", name), doc)
+            self.cache.set(cache_key(self._cache_scope, "document", name), doc)
         return result
 
     def _executor(self) -> ThreadPoolExecutor:
