@@ -25,13 +25,14 @@ from .errors import (
     ConfigurationError,
     DevKnowError,
     DocumentNotFoundError,
+    ProtocolError,
     QuotaExceededError,
     ToolError,
     TransportError,
     register_secret,
 )
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
-from .names import normalize_names, normalize_source, source_matches
+from .names import normalize_names, source_matches
 from .tools import MAX_NAMES_PER_CALL
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "DevKnowClient",
     "resolve_api_key",
     "resolve_endpoint",
+    "resolve_protocol",
 ]
 
 #: Google's Developer Knowledge MCP server.
@@ -48,6 +50,8 @@ GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
 #: The embedded offline index.
 LOCAL_ENDPOINT = "local"
 KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
+#: How the client talks to a remote server: the MCP tools (default) or the API's REST surface.
+PROTOCOLS = ("mcp", "rest")
 #: Said on search results that stand in for an answer because the answer quota is used up.
 QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
@@ -77,6 +81,20 @@ def resolve_endpoint(endpoint: str | None, have_credentials: bool) -> tuple[str,
     return LOCAL_ENDPOINT, "no key"
 
 
+def resolve_protocol(protocol: str | None = None) -> str:
+    """``"mcp"`` (the default) or ``"rest"``: the argument, else DEVKNOW_PROTOCOL, else ``"mcp"``."""
+    value = (protocol or os.environ.get("DEVKNOW_PROTOCOL", "") or "mcp").strip().lower()
+    if value not in PROTOCOLS:
+        raise ConfigurationError(f"Unknown protocol {value!r}.", hint="Use 'mcp' (the default) or 'rest'.")
+    return value
+
+
+def rest_origin(endpoint: str) -> str:
+    """The REST surface's URL for ``endpoint``: an MCP URL loses its ``/mcp`` path (same host, same API)."""
+    endpoint = endpoint.rstrip("/")
+    return endpoint[: -len("/mcp")] if endpoint.endswith("/mcp") else endpoint
+
+
 def _is_local(endpoint: str) -> bool:
     return endpoint == LOCAL_ENDPOINT or endpoint.startswith(LOCAL_ENDPOINT + ":")
 
@@ -96,6 +114,9 @@ class DevKnowClient:
             ``False`` for none.
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
         http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
+        protocol: ``"mcp"`` (default) or ``"rest"`` (the API's REST surface, with filters, paging and
+            citations; needs the ``rest`` extra). Default: ``DEVKNOW_PROTOCOL``, else ``"mcp"``. With
+            ``"rest"`` an MCP URL such as Google's ``.../mcp`` means the same host's REST surface.
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
@@ -123,7 +144,9 @@ class DevKnowClient:
         offline_store: bool = True,
         max_workers: int = 4,
         announce: bool = True,
+        protocol: str | None = None,
     ) -> None:
+        self.protocol = resolve_protocol(protocol)
         self.api_key, self.key_source = resolve_api_key(api_key)
         self._access_token = access_token or None
         register_secret(self.api_key)
@@ -161,6 +184,7 @@ class DevKnowClient:
         self._lock = threading.RLock()
         self._closed = False
         self.notices: list[str] = []
+        self._fallback_notices: list[str] = []  # said once more on the next result
         self._announce = announce
         self._backend = backend if backend is not None else self._make_backend()
         if self.endpoint_source == "no key":
@@ -182,6 +206,8 @@ class DevKnowClient:
                 f"Not an MCP endpoint: {self.endpoint!r}",
                 hint="Use an http(s) URL such as https://developerknowledge.googleapis.com/mcp, or 'local'.",
             )
+        if self.protocol == "rest":
+            return self._rest_backend()
         from .transport import McpHttpBackend
 
         return McpHttpBackend(
@@ -193,6 +219,54 @@ class DevKnowClient:
             headers=self._headers,
             http_transport=self._http_transport,
         )
+
+    def _rest_backend(self) -> Backend:
+        from .rest import RestBackend
+
+        return RestBackend(
+            rest_origin(self.endpoint),
+            api_key=self.api_key,
+            access_token=self._access_token,
+            headers=self._headers,
+            timeout=self.timeout,
+            credential_source=self.key_source,
+        )
+
+    def _switch_to_rest(self, exc: DevKnowError, tool: str | None) -> bool:
+        """After the MCP server refused the handshake, or lacks ``tool``: use the same host's REST surface for
+        the rest of this client's life, when the ``rest`` extra is installed. Returns whether it switched."""
+        backend = self._backend
+        speaks_mcp = getattr(backend, "protocol", "mcp") == "mcp"
+        if self.endpoint_source == "backend" or backend.kind != "remote" or not speaks_mcp:
+            return False  # a backend of the caller's, the offline index, or REST already
+        if isinstance(exc, ProtocolError):
+            if getattr(backend, "era", None) is not None:
+                return False  # the server spoke MCP before: a fault in one reply, not a refusal
+            why = "refused the MCP handshake"
+        elif isinstance(exc, ToolError) and tool and _looks_like_missing_tool(exc):
+            try:
+                if tool in {item.get("name") for item in backend.list_tools()}:
+                    return False  # the tool is there: its error is a real one
+            except DevKnowError:
+                return False
+            why = f"offers no {tool} tool"
+        else:
+            return False
+        from .rest import rest_available
+
+        if not rest_available():
+            return False
+        with self._lock:
+            if self._backend is not backend:  # another thread switched already
+                return True
+            self._backend, self._tools = self._rest_backend(), None
+        line = f"devknow: {self.endpoint} {why}; using the REST API at {self._backend.endpoint} from now on."
+        self.notices.append(line)
+        self._fallback_notices.append(line)
+        if self._announce:
+            print(line, file=sys.stderr)
+        backend.close()
+        return True
 
     def _say_once(self, line: str) -> None:
         global _local_notice_shown
@@ -220,49 +294,93 @@ class DevKnowClient:
     # -- the three tools ------------------------------------------------------------------------
 
     def search_documents(
-        self, query: str, *, source: str | None = None, refresh: bool = False
+        self,
+        query: str,
+        *,
+        source: str | Iterable[str] | None = None,
+        since: Any = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        refresh: bool = False,
     ) -> SearchResults:
         """Search the documentation; returns the matching passages as :class:`SearchResults`.
 
         Args:
             query: What to look for, in plain words.
-            source: Keep only hits from this site (e.g. ``"firebase.google.com"``); sent to the service
-                when its tool accepts a filter, otherwise applied to the hits here (with a notice).
+            source: Keep only hits from this site (e.g. ``"firebase.google.com"``), or from any of several
+                (a list, or names separated by commas); sent to the service when its search takes a filter
+                (REST: ``data_source = "…" OR …``), otherwise applied to the hits here (with a notice).
+            since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``); REST only,
+                other servers say in a notice that they could not apply it.
+            page_size: How many hits (REST: up to 100 a page; elsewhere the hits are cut here).
+            page_token: A page after the first: ``results.next_page_token`` (or use ``results.next_page()``).
             refresh: Ask the server even when the answer is cached.
         """
         query = self._check_query(query)
-        arguments: dict[str, Any] = {"query": query}
-        notices: list[str] = []
-        filter_here = False
-        if source:
-            source = normalize_source(source)
-            field = self._source_argument()
-            if field:
-                arguments[field] = source
-            else:
-                filter_here = True
+        from .rest.filters import normalize_sources
+
+        sources = normalize_sources(source)
+        arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
         started = time.perf_counter()
         try:
-            (hits, served), from_cache = self._call_cached(
-                "search_documents", arguments, refresh=refresh, parse=_parse_search
+            (hits, token, served), from_cache = self._call_cached(
+                "search_documents", arguments, refresh=refresh, parse=_parse_page
             )
             notices.extend(served)
         except TransportError:
             data = self._search_offline_store(query)
             if data is None:
                 raise
-            hits, from_cache = _parse_hits(data), False
+            (hits, token, _), from_cache = _parse_page(data), False
             notices.append("The service could not be reached; these hits come from documents saved offline.")
-        chunks: Iterable[DocumentChunk] = hits
-        if filter_here and source:
-            chunks = [hit for hit in hits if source_matches(hit.uri, source)]
+        chunks: list[DocumentChunk] = list(hits)
+        if filter_here:
+            chunks = [hit for hit in hits if any(source_matches(hit.uri, site) for site in filter_here)]
             notices.append(
-                f"Filtered here to {source}: the server's search has no source filter "
+                f"Filtered here to {', '.join(filter_here)}: the server's search has no source filter "
                 f"({len(chunks)} of {len(hits)} hits kept)."
             )
-        out = SearchResults(query, chunks, self._info(started, from_cache, notices))
+        if page_size and len(chunks) > page_size:
+            chunks = chunks[:page_size]
+        out = SearchResults(query, chunks, self._info(started, from_cache, notices), next_page_token=token)
         out._client = self
+        out._request = {"source": sources or None, "since": since, "page_size": page_size}
         return out
+
+    def _search_arguments(
+        self, query: str, sources: list[str], since: Any, page_size: int | None, page_token: str | None
+    ) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The tool's arguments for a search, the sites left to filter here, and notices on what the server
+        can't do. Filters and paging go to the server when its search schema takes them (the REST backend)."""
+        from .rest.filters import build_filter, rfc3339
+
+        arguments: dict[str, Any] = {"query": query}
+        notices: list[str] = []
+        rest = getattr(self._backend, "protocol", None) == "rest"
+        accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
+        if "filter" in accepts and (sources or since):
+            arguments["filter"] = build_filter(sources, since)
+            filter_here = [site for site in sources if "/" in site]  # the service filters by whole sites only
+        else:
+            field = self._source_argument() if sources else None
+            filter_here = sources if len(sources) != 1 or not field else []
+            if field and not filter_here:
+                arguments[field] = sources[0]
+            if since:
+                notices.append(f"Not applied: since {rfc3339(since)} (this server's search takes no date filter).")
+        if page_size and "page_size" in accepts:
+            from .rest import MAX_PAGE_SIZE
+
+            if page_size > MAX_PAGE_SIZE:
+                notices.append(f"The service returns at most {MAX_PAGE_SIZE} hits a page; use next_page() for more.")
+            arguments["page_size"] = min(int(page_size), MAX_PAGE_SIZE)
+        if page_token:
+            if "page_token" not in accepts:
+                raise ConfigurationError(
+                    "This server's search has no pages.", hint="Use protocol='rest' for paging, or a larger -n."
+                )
+            arguments["page_token"] = page_token
+        return arguments, filter_here, notices
 
     def get_documents(self, names: Any, *, refresh: bool = False) -> Documents:
         """Fetch whole documents (Markdown) by name, page URL, hit or search results, in request order.
@@ -308,7 +426,7 @@ class DevKnowClient:
         started = time.perf_counter()
         data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, [])
+        answer.info = self._info(started, from_cache, answer.info.notices)  # keeps notes on its citations
         answer._client = self
         return answer
 
@@ -334,7 +452,12 @@ class DevKnowClient:
         self._check_credentials()  # like the tool calls: no keyless request to Google's server
         with self._lock:
             if self._tools is None or refresh:
-                self._tools = self._backend.list_tools()
+                try:
+                    self._tools = self._backend.list_tools()
+                except ProtocolError as exc:
+                    if not self._switch_to_rest(exc, None):
+                        raise
+                    self._tools = self._backend.list_tools()
             return self._tools
 
     # -- status and lifecycle -------------------------------------------------------------------
@@ -347,6 +470,7 @@ class DevKnowClient:
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
             "backend": self.backend_kind,
+            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else None,
             "era": getattr(self._backend, "era", None),
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),
@@ -402,6 +526,11 @@ class DevKnowClient:
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
         self._check_credentials()
+        try:
+            return self._backend.call_tool(tool, arguments)
+        except (ProtocolError, ToolError) as exc:
+            if not self._switch_to_rest(exc, tool):
+                raise
         return self._backend.call_tool(tool, arguments)
 
     def _call_cached(
@@ -442,6 +571,8 @@ class DevKnowClient:
     def _fetch_batch(self, names: list[str]) -> dict[str, Document]:
         try:
             data = self._call("get_documents", {"names": names})
+        except DocumentNotFoundError as exc:  # the backend told the unknown names apart already (REST)
+            data = (exc.documents or Documents()).to_dict()
         except ToolError as exc:
             if len(names) > 1 and _looks_not_found(exc):
                 # The server failed the whole batch for an unknown name: split to keep the known ones.
@@ -465,20 +596,24 @@ class DevKnowClient:
                 self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix="devknow")
             return self._pool
 
-    def _source_argument(self) -> str | None:
+    def _search_inputs(self) -> set[str]:
+        """The argument names the server's search_documents takes (from its input schema)."""
         try:
             tools = self.list_tools()
         except DevKnowError:
-            return None
+            return set()
         for tool in tools:
             if tool.get("name") == "search_documents":
-                properties = (tool.get("inputSchema") or {}).get("properties") or {}
-                for field in ("source", "data_source", "site"):
-                    if field in properties:
-                        return field
-        return None
+                return set((tool.get("inputSchema") or {}).get("properties") or {})
+        return set()
+
+    def _source_argument(self) -> str | None:
+        inputs = self._search_inputs()
+        return next((field for field in ("source", "data_source", "site") if field in inputs), None)
 
     def _info(self, started: float, from_cache: bool, notices: list[str]) -> ResultInfo:
+        if self._fallback_notices:
+            notices, self._fallback_notices = [*self._fallback_notices, *notices], []
         return ResultInfo(
             backend=self.backend_kind,
             endpoint=self.endpoint,
@@ -531,14 +666,19 @@ class DevKnowClient:
             return None
 
 
-def _parse_hits(data: dict[str, Any]) -> tuple[DocumentChunk, ...]:
-    return tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
-
-
-def _parse_search(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], tuple[str, ...]]:
-    """The hits, and the one-line ``notices`` a server may send beside them (the local index's weak match)."""
+def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
+    """The hits, the next page's token, and the one-line ``notices`` a server may send beside them (the
+    local index's weak match)."""
+    hits = tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
     notices = data.get("notices") if isinstance(data.get("notices"), list) else []
-    return _parse_hits(data), tuple(str(notice) for notice in notices if str(notice).strip())
+    return hits, data.get("nextPageToken") or None, tuple(str(n) for n in notices if str(n).strip())
+
+
+def _looks_like_missing_tool(exc: ToolError) -> bool:
+    # JSON-RPC "method not found" / "invalid params" (the SDKs' "Unknown tool"), or words to that effect.
+    text = exc.message.lower()
+    unknown = "unknown tool" in text or "no such tool" in text or ("tool" in text and "not found" in text)
+    return not isinstance(exc, DocumentNotFoundError) and (exc.code in (-32601, -32602) or unknown)
 
 
 def _looks_not_found(exc: ToolError) -> bool:

@@ -183,9 +183,9 @@ class _MarkdownSource(str):
         printer.text(str(self))  # the source itself, not a quoted repr
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        runs = [len(run) for run in re.findall(r"`+", self)]
-        fence = "`" * max(3, max(runs, default=0) + 1)  # longer than any backtick run inside
-        return {"text/plain": str(self), "text/markdown": f"{fence}markdown\n{self}\n{fence}\n"}
+        from .render.markdown import fenced_source
+
+        return {"text/plain": str(self), "text/markdown": fenced_source(str(self), "markdown")}
 
 
 class _Progress:
@@ -389,6 +389,7 @@ class DevKnowMagics(Magics):
     )
     @argument("-o", "--out", metavar="VAR", help="Also store the hits in the variable VAR.")
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
+    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
     @argument(
         "--json",
@@ -416,7 +417,7 @@ class DevKnowMagics(Magics):
             %devsearch -n 3 --source firebase.google.com sign in with email
         """
         line = _strip_silencing_semicolon(line)
-        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source"})
+        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source", "--since"})
         args = _parse(self.devsearch, options)
         out = _variable_name(args.out, self.shell)
         if not query:
@@ -426,7 +427,9 @@ class DevKnowMagics(Magics):
         if limit < 1:
             raise UsageError("-n must be at least 1.")
         with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
-            results = self.session.client().search_documents(query, source=args.source, refresh=args.refresh)
+            results = self.session.client().search_documents(
+                query, source=args.source, since=args.since, page_size=limit, refresh=args.refresh
+            )
             if len(results) > limit:
                 results = results[:limit]
             self._store("_devsearch", out, results)
@@ -545,6 +548,9 @@ class DevKnowMagics(Magics):
     @argument(
         "--endpoint", metavar="URL", help="Use this MCP server; 'local' for the offline index, 'auto' for the default."
     )
+    @argument(
+        "--protocol", choices=("mcp", "rest"), help="Talk MCP (default) or the API's REST surface (the rest extra)."
+    )
     @argument("--clear-cache", action="store_true", help="Forget every cached result.")
     @argument("--debug", action="store_true", dest="debug", default=None, help="Show full tracebacks for errors.")
     @argument("--no-debug", action="store_false", dest="debug", help="Show errors as one short line (default).")
@@ -595,6 +601,12 @@ class DevKnowMagics(Magics):
             except TraitError as exc:
                 raise UsageError(str(exc)) from None
             said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
+        if args.protocol is not None:
+            import os  # the client reads DEVKNOW_PROTOCOL when it is next built
+
+            os.environ["DEVKNOW_PROTOCOL"] = args.protocol
+            self.session.close()
+            said.append(f"Protocol: {args.protocol} (the client reconnects on next use).")
         if args.clear_cache:
             from .cache import shared_cache
 
