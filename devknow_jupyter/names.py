@@ -67,8 +67,12 @@ def normalize_source(source: str) -> str:
 
 def source_matches(uri: str, source: str) -> bool:
     """Whether a page URL is on the site ``source`` (a normalized host, or host/path prefix); subdomains count."""
-    host = (urlsplit(uri).hostname or "").lower()
+    try:
+        parts = urlsplit(uri)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # a URI urllib can't read is on no site
+        return False
     domain, _, path = source.partition("/")
     if not (host == domain or host.endswith("." + domain)):
         return False
-    return not path or urlsplit(uri).path.lstrip("/").startswith(path)
+    return not path or parts.path.lstrip("/").startswith(path)

@@ -135,3 +135,11 @@ def test_the_ranker_follows_changes_made_through_another_connection(tmp_path: Pa
         writer.remove_folder(docs)
         assert [hit["parent"] for hit in reader.search("lamp wick")] == ["documents/two.test/fog"]
         assert reader.verify() == []
+
+
+def test_a_uri_urllib_cannot_read_is_indexed_and_on_no_site(tmp_path: Path) -> None:
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        broken = {"name": "documents/odd.test/x", "uri": "http://[broken/x", "content": "# Odd\n\nA kiwi.\n"}
+        assert index.add_documents([broken]).added == 1
+        assert [hit["parent"] for hit in index.search("kiwi")] == ["documents/odd.test/x"]
+        assert index.search("kiwi", source="odd.test") == []

@@ -80,8 +80,11 @@ class PageTerms:
 
 def page_text_fields(title: str, uri: str, description: str, content: str) -> tuple[str, str, str, str, str]:
     """The five fields' text of one page: title, URL path, description, headings, body."""
-    parts = urlsplit(uri) if "://" in uri else None
-    path = f"{parts.hostname or ''} {parts.path.replace('/', ' ')}" if parts else ""
+    try:
+        parts = urlsplit(uri) if "://" in uri else None
+        path = f"{parts.hostname or ''} {parts.path.replace('/', ' ')}" if parts else ""
+    except ValueError:  # a URI urllib can't read ("http://[broken/x"): its words still count
+        path = uri.replace("/", " ")
     unfenced = _FENCED.sub("", content)
     headings = " \n".join(clean_heading(match) for match in _HEADING.findall(unfenced))
     return title, path, description, headings, content
