@@ -33,7 +33,7 @@ from .errors import (
     split_url_credentials,
 )
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
-from .names import normalize_names
+from .names import normalize_names, source_matches
 from .tools import MAX_NAMES_PER_CALL
 
 __all__ = [
@@ -351,18 +351,19 @@ class DevKnowClient:
         arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
         started = time.perf_counter()
         try:
-            (hits, token), from_cache = self._call_cached(
+            (hits, token, served), from_cache = self._call_cached(
                 "search_documents", arguments, refresh=refresh, parse=_parse_page
             )
+            notices.extend(served)
         except TransportError:
             data = self._search_offline_store(query)
             if data is None:
                 raise
-            (hits, token), from_cache = _parse_page(data), False
+            (hits, token, _), from_cache = _parse_page(data), False
             notices.append("The service could not be reached; these hits come from documents saved offline.")
         chunks: list[DocumentChunk] = list(hits)
         if filter_here:
-            chunks = [hit for hit in hits if any(_host_matches(hit.uri, site) for site in filter_here)]
+            chunks = [hit for hit in hits if any(source_matches(hit.uri, site) for site in filter_here)]
             notices.append(
                 f"Filtered here to {', '.join(filter_here)}: the server's search has no source filter "
                 f"({len(chunks)} of {len(hits)} hits kept)."
@@ -693,17 +694,12 @@ class DevKnowClient:
             return None
 
 
-def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None]:
+def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
+    """The hits, the next page's token, and the one-line ``notices`` a server may send beside them (the
+    local index's weak match)."""
     hits = tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
-    return hits, data.get("nextPageToken") or None
-
-
-def _host_matches(uri: str, source: str) -> bool:
-    host = (urlsplit(uri).hostname or "").lower()
-    domain, _, path = source.partition("/")
-    if not (host == domain or host.endswith("." + domain)):
-        return False
-    return not path or urlsplit(uri).path.lstrip("/").startswith(path)
+    notices = data.get("notices") if isinstance(data.get("notices"), list) else []
+    return hits, data.get("nextPageToken") or None, tuple(str(n) for n in notices if str(n).strip())
 
 
 def _looks_like_missing_tool(exc: ToolError) -> bool:
