@@ -163,7 +163,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--stateless", action="store_true", help="issue no sessions")
 
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
+    _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
     return parser
+
+
+def _pack_parser(pack: argparse.ArgumentParser) -> None:
+    actions = pack.add_subparsers(dest="pack_command", metavar="ACTION", required=True)
+    build = actions.add_parser("build", help="build one pack file from recipes, folders or git repositories")
+    what = "a shipped recipe (go), a .toml, a folder or a git URL"
+    build.add_argument("sources", nargs="+", metavar="RECIPE", help=what)
+    build.add_argument("-o", "--output", required=True, metavar="FILE", help="the pack file to write")
+    build.add_argument("--name", help="the pack's name (default: the file name without .pack)")
+    build.add_argument(
+        "--repo", action="append", default=[], metavar="NAME=PATH", help="read recipe NAME from this repository copy"
+    )
+    build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched")
+    add = actions.add_parser("add", help="install a pack (searched with the default index)")
+    add.add_argument("file", metavar="FILE")
+    actions.add_parser("list", help="the installed packs, their sources and licences")
+    actions.add_parser("remove", help="uninstall a pack").add_argument("name", metavar="NAME")
+    actions.add_parser("recipes", help="the recipes shipped with devknow")
 
 
 # -- output -----------------------------------------------------------------------------------------
@@ -351,6 +370,64 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
+    from . import packs
+
+    text = TerminalWriter(out)
+    if args.pack_command == "recipes":
+        for name in packs.shipped_recipes():
+            recipe = packs.load_recipe(name)
+            text.write(f"{name:<12} {recipe.title} ({recipe.license})\n")
+        return 0
+    if args.pack_command == "build":
+        repos = {}
+        for item in args.repo:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise ConfigurationError(f"--repo {item!r}: expected NAME=PATH")
+            repos[name] = path
+        progress = packs.pack.TerminalProgress(sys.stderr)
+        try:
+            report = packs.build(
+                args.sources, args.output, name=args.name, repos=repos, keep_going=args.keep_going, progress=progress
+            )
+        finally:
+            progress.finish()
+        for reason in report.skipped:
+            print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
+        if args.json:
+            _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
+        else:
+            text.write(
+                f"Built {report.path}: {report.pages} pages from {len(report.manifest['sources'])} sources, "
+                f"{report.size_bytes / 1e6:.1f} MB in {report.seconds:.1f} s\n"
+            )
+        return 0
+    if args.pack_command == "add":
+        added = packs.add(args.file)
+        verb = "Replaced" if added.replaced else "Added"
+        text.write(f"{verb} the pack {added.name}: {added.pages} pages in {added.seconds:.1f} s\n")
+        if added.skipped:
+            text.write(f"  {added.skipped} pages kept from the index (same names)\n")
+        return 0
+    if args.pack_command == "remove":
+        removed = packs.remove(args.name)
+        text.write(f"Removed the pack {args.name}: {removed} pages\n")
+        return 0
+    listing = packs.installed()
+    if args.json:
+        _print_json(listing, out)
+        return 0
+    if not listing:
+        text.write("No packs installed: `devknow pack build go -o go.pack`, then `devknow pack add go.pack`.\n")
+    for manifest in listing:
+        pages = sum(source["pages"] for source in manifest["sources"])
+        text.write(f"{manifest['name']}: {pages} pages, built {manifest.get('built', '?')}\n")
+        for source in manifest["sources"]:
+            text.write(f"  {source['name']}: {source['pages']} pages, {source['license']}, {source['commit'][:12]}\n")
+    return 0
+
+
 _COMMANDS = {
     "search": _cmd_search,
     "get": _cmd_get,
@@ -358,6 +435,7 @@ _COMMANDS = {
     "index": _cmd_index,
     "serve": _cmd_serve,
     "status": _cmd_status,
+    "pack": _cmd_pack,
 }
 
 

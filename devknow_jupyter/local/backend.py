@@ -12,7 +12,11 @@ It keeps the remote service's contract: the same result shapes, the same limits 
   incrementally on open), the folders added with ``devknow index PATH`` and the documents fetched from
   the live service;
 - ``"local:/path/to/folder"``: that folder of Markdown, indexed on the fly into a cached index;
-- ``"local:/path/to/index.sqlite3"``: an index file made by ``devknow index``.
+- ``"local:/path/to/index.sqlite3"``: an index file made by ``devknow index``;
+- ``"local:/path/to/docs.pack"``: a knowledge pack made by ``devknow pack build``, opened read-only.
+
+Pages from a knowledge pack say so: a search hit ends with a line naming the pack and the licence, and a
+fetched document ends with the source's attribution (the JSON shapes stay the service's).
 """
 
 from __future__ import annotations
@@ -87,6 +91,11 @@ class LocalBackend:
             index = open_cache_index(folder_index_path(path))
             report = index.add_folder(path)
             return cls(index, f"local:{target}", report=report)
+        if path.is_file() and (path.suffix == ".pack" or _is_pack(path)):
+            from ..packs.pack import open_pack
+
+            index, _ = open_pack(path)
+            return cls(index, f"local:{target}")
         if path.is_file():
             if not _is_sqlite(path):
                 raise ConfigurationError(
@@ -112,9 +121,9 @@ class LocalBackend:
         try:
             if name == "search_documents":
                 query, source = _query(arguments, name), _source(arguments, name)
-                return self.index.search_results(query, self.limit, source=source)
+                return self._credit_hits(self.index.search_results(query, self.limit, source=source))
             if name == "get_documents":
-                return self._get_documents(arguments.get("names"))
+                return self._credit_documents(self._get_documents(arguments.get("names")))
             if name == "answer_query":
                 return self.index.answer(_query(arguments, name))
         except sqlite3.Error as exc:  # a damaged or vanished index file: one clear error, not a traceback
@@ -143,6 +152,31 @@ class LocalBackend:
 
     # -- tools ----------------------------------------------------------------------------------
 
+    def _credit_hits(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Each hit from a pack ends with a line naming the pack, the source and its licence."""
+        credits = _pack_attributions(self.index)  # read per call: `devknow pack add` may run meanwhile
+        if not credits:
+            return result
+        origins = self.index.origins(hit["parent"] for hit in result.get("results", []))
+        for hit in result.get("results", []):
+            credit = credits.get(origins.get(hit["parent"], ""))
+            if credit:
+                hit["content"] = hit["content"].rstrip("\n") + f"\n\n{pack_line(credit)}\n"
+        return result
+
+    def _credit_documents(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Each document from a pack ends with its source's attribution and licence."""
+        credits = _pack_attributions(self.index)
+        if not credits:
+            return result
+        origins = self.index.origins(doc["name"] for doc in result["documents"])
+        for doc in result["documents"]:
+            credit = credits.get(origins.get(doc["name"], ""))
+            if credit:
+                notice = f"{pack_line(credit)} {credit['attribution']}"
+                doc["content"] = doc["content"].rstrip("\n") + f"\n\n---\n\n{notice}\n"
+        return result
+
     def _get_documents(self, names: Any) -> dict[str, Any]:
         tool = "get_documents"
         if not isinstance(names, list) or not all(isinstance(item, str) for item in names):
@@ -163,6 +197,42 @@ class LocalBackend:
             plural = "s" if len(missing) > 1 else ""
             raise ToolError(f"{tool} failed: NOT_FOUND: document{plural} not found: {shown}", tool=tool)
         return {"documents": documents}
+
+
+def pack_line(credit: dict[str, str]) -> str:
+    """The one line naming where a pack page comes from: ``_From the pack docs (Go, CC-BY-4.0)._``"""
+    licence = f", {credit['license']}" if credit.get("license") else ""
+    return f"_From the pack {credit['pack']} ({credit['source']}{licence})._"
+
+
+def _pack_attributions(index: LocalIndex) -> dict[str, dict[str, str]]:
+    """Who to credit for the pack pages in ``index``: its own manifest (a pack) or those of installed packs."""
+    import json
+
+    from ..packs.pack import attributions
+
+    try:
+        own = index.get_meta("pack_manifest")
+        installed = index.get_meta("installed_packs")
+        manifests = [json.loads(own)] if own else []
+        manifests += list(json.loads(installed).values()) if installed else []
+        return attributions(manifests)
+    except (ValueError, AttributeError, TypeError, sqlite3.Error, ConfigurationError):
+        return {}
+
+
+def _is_pack(path: Path) -> bool:
+    """An SQLite file whose meta says it is a knowledge pack."""
+    if not _is_sqlite(path) or path.stat().st_size == 0:
+        return False
+    try:
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT 1 FROM meta WHERE key = 'user:pack_format'").fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
 
 
 def open_cache_index(path: Path, *, cache_mb: int = 64) -> LocalIndex:

@@ -203,6 +203,7 @@ class LocalIndex:
         max_file_bytes: int = MAX_FILE_BYTES,
         batch_documents: int = BATCH_DOCUMENTS,
         cache_mb: int = 64,
+        read_only: bool = False,
     ) -> None:
         self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self.sizes = sizes or ChunkSizes()
@@ -215,10 +216,13 @@ class LocalIndex:
         self._closed = False
         self._search: PageSearch | None = None
         self._search_generation: str | None = None
-        if self.path != ":memory:":
+        self.read_only = read_only
+        if self.path != ":memory:" and not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        # read_only (a knowledge pack): the file is never written, so many processes can share it.
+        target, uri = (Path(self.path).resolve().as_uri() + "?mode=ro", True) if read_only else (self.path, False)
+        self._db = sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri)
         try:
             self._setup()
         except sqlite3.DatabaseError as exc:
@@ -239,7 +243,7 @@ class LocalIndex:
         if not tables:
             # Must precede the first table (and WAL): space freed by reindexing goes back to the OS.
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        if self.path != ":memory:":
+        if self.path != ":memory:" and not self.read_only:
             try:
                 db.execute("PRAGMA journal_mode = WAL")  # readers don't block the indexer (kernel + CLI)
             except sqlite3.OperationalError:
@@ -600,6 +604,80 @@ class LocalIndex:
                     report.chunks += len(page.chunks)
         report.seconds = time.perf_counter() - started
         return report
+
+    def import_index(self, path: str | os.PathLike[str]) -> IndexReport:
+        """Copy every document of another index (a knowledge pack) into this one, with its origin, passages and
+        term counts: nothing is re-chunked or re-tokenized (only the full-text entries of the passages are made).
+
+        A name this index already has keeps this index's document (reported as skipped), except documents
+        fetched from the live service, which the imported version replaces. One transaction.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        with self._lock:
+            self._check_open()
+            db = self._db
+            db.execute("ATTACH DATABASE ? AS pack", (str(path),))
+            try:
+                with self._transaction():
+                    self._copy_attached(report)
+            finally:
+                db.execute("DETACH DATABASE pack")
+            self._page_search()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _copy_attached(self, report: IndexReport) -> None:
+        """Copy the documents of the database attached as ``pack`` (inside the caller's transaction)."""
+        db = self._db
+        for (doc_id,) in db.execute(
+            "SELECT m.id FROM main.documents m JOIN pack.documents p ON p.name = m.name"
+            " WHERE m.origin = 'fetched'"
+        ).fetchall():
+            self._delete(doc_id)
+        for (name,) in db.execute(
+            "SELECT p.name FROM pack.documents p JOIN main.documents m ON m.name = p.name"
+        ):
+            report.skipped.append((name, "this index has a document of that name already; it is kept"))
+        offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
+        db.execute(
+            "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
+            " SELECT id + ?, name, uri, title, description, content, origin, sha256, indexed"
+            " FROM pack.documents WHERE name NOT IN (SELECT name FROM main.documents) ORDER BY id",
+            (offset,),
+        )
+        report.added = db.execute("SELECT count(*) FROM main.documents WHERE id > ?", (offset,)).fetchone()[0]
+        kept = "SELECT id - ? FROM main.documents WHERE id > ?"
+        db.execute(
+            "INSERT INTO main.chunks (id, doc_id, seq, breadcrumb, title, headings, body)"
+            f" SELECT ((doc_id + ?) << {PAGE_SHIFT}) | seq, doc_id + ?, seq, breadcrumb, title, headings, body"
+            f" FROM pack.chunks WHERE doc_id IN ({kept})",
+            (offset, offset, offset, offset),
+        )
+        db.execute(
+            "INSERT INTO main.chunks_fts (rowid, title, headings, body)"
+            " SELECT id, title, headings, body FROM main.chunks WHERE doc_id > ?",
+            (offset,),
+        )
+        db.execute(
+            "INSERT INTO main.page_terms (doc_id, terms, counts, lengths)"
+            f" SELECT doc_id + ?, terms, counts, lengths FROM pack.page_terms WHERE doc_id IN ({kept})",
+            (offset, offset, offset),
+        )
+        report.chunks = db.execute("SELECT count(*) FROM main.chunks WHERE doc_id > ?", (offset,)).fetchone()[0]
+        self._changed()
+
+    def origins(self, names: Iterable[str]) -> dict[str, str]:
+        """The origin (``"file"``, ``"fetched"``, ``"pack:NAME/SOURCE"``) of each of these documents that exists."""
+        wanted = list(dict.fromkeys(names))
+        found: dict[str, str] = {}
+        with self._lock:
+            self._check_open()
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                found.update(self._db.execute(f"SELECT name, origin FROM documents WHERE name IN ({marks})", part))
+        return found
 
     def get_meta(self, key: str) -> str | None:
         """A value the index keeps about itself (``None`` when unset)."""
