@@ -161,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--json-response", action="store_true", help="answer application/json instead of SSE")
     serve.add_argument("--stateless", action="store_true", help="issue no sessions")
+    serve.add_argument(
+        "--pack", action="append", default=[], metavar="FILE", help="serve this knowledge pack (repeatable)"
+    )
+    serve.add_argument(
+        "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
+    )
 
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
     _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
@@ -329,6 +335,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         json_response=args.json_response,
         stateless=args.stateless,
         allow_hosts=args.allow_host,
+        packs=args.pack,
+        workers=args.workers,
         out=out,
     )
     return 0

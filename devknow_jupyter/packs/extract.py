@@ -143,6 +143,8 @@ def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:
         if key in meta and (wanted == "*" or meta[key] == wanted):
             return None
     uri = recipe.url_for(relative)
+    if recipe.front_matter_names:
+        uri = _front_matter_uri(meta) or uri
     if uri is None:
         return None
     body = clean(text, recipe.cleanup, recipe.variables)
@@ -189,6 +191,16 @@ def _generated(recipe: Recipe, root: Path, generated: Generated) -> Iterator[dic
             "content": body,
             "source_path": f"{generated.file}#{ident}",
         }
+
+
+def _front_matter_uri(meta: dict[str, Any]) -> str | None:
+    """The page's URL from its own ``uri`` or ``name`` (``documents/site/path``) front matter field."""
+    uri, name = str(meta.get("uri") or "").strip(), str(meta.get("name") or "").strip()
+    if uri.startswith(("https://", "http://")):
+        return uri.rstrip("/")
+    if name.startswith("documents/"):
+        return "https://" + name[len("documents/") :].rstrip("/")
+    return None
 
 
 def _first(meta: dict[str, Any], fields: tuple[str, ...]) -> str:

@@ -7,6 +7,7 @@ index alone says which pack each page came from and under which licence.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -17,7 +18,7 @@ from typing import Any
 from ..local.index import LocalIndex
 from .pack import PackError, origin_of, read_manifest
 
-__all__ = ["INSTALLED_KEY", "AddReport", "add", "installed", "remove"]
+__all__ = ["INSTALLED_KEY", "AddReport", "add", "combined_index", "installed", "remove"]
 
 INSTALLED_KEY = "installed_packs"
 
@@ -66,6 +67,7 @@ def add(path: str | os.PathLike[str], *, index: LocalIndex | None = None) -> Add
         report = index.import_index(Path(path).expanduser())
         packs[name] = {**manifest, "file": str(Path(path).expanduser().resolve()), "added": time.time()}
         index.set_meta(INSTALLED_KEY, json.dumps(packs, sort_keys=True))
+        _forget_cached_results()
     finally:
         if own:
             index.close()
@@ -100,5 +102,38 @@ def remove(name: str, *, index: LocalIndex | None = None) -> int:
             index.close()
 
 
+def _forget_cached_results() -> None:
+    # Results cached in this process (a kernel) were ranked without, or with, the pack's pages.
+    from ..cache import shared_cache
+
+    shared_cache().clear()
+
+
 def _remove_pages(index: LocalIndex, manifest: dict[str, Any]) -> int:
+    _forget_cached_results()
     return sum(index.remove_documents(origin_of(manifest["name"], source["name"])) for source in manifest["sources"])
+
+
+def combined_index(packs: list[str], manifests: list[dict[str, Any]]) -> Path:
+    """One index holding these packs (for ``devknow serve --pack A --pack B``), made once in the cache dir and
+    reused while the pack files are unchanged."""
+    from ..local.paths import cache_dir
+
+    files = [Path(pack).expanduser().resolve() for pack in packs]
+    key = "\n".join(f"{path}:{path.stat().st_size}:{path.stat().st_mtime_ns}" for path in files)
+    target = cache_dir() / "served" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}.sqlite3"
+    if target.exists():
+        return target
+    partial = target.with_name(target.name + ".partial")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{partial}{suffix}").unlink(missing_ok=True)
+    index = LocalIndex(partial, semantic=False)
+    try:
+        for path in files:
+            index.import_index(path)
+        installed_packs = {manifest["name"]: manifest for manifest in manifests}
+        index.set_meta(INSTALLED_KEY, json.dumps(installed_packs, sort_keys=True))
+    finally:
+        index.close()
+    os.replace(partial, target)
+    return target

@@ -89,7 +89,9 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
                 commit="",
                 include=("**/*.md", "**/*.markdown"),
                 exclude=(),
-                url="https://local.invalid/{path}",
+                url=f"https://{stem or 'folder'}.local.invalid/{{path}}",  # for pages that do not name themselves
+                front_matter_names=True,
+                min_chars=1,
                 license="",
                 attribution="",
             )

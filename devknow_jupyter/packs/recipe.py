@@ -69,6 +69,7 @@ class Recipe:
     exclude: tuple[str, ...]
     url: str  # a template with {path}: the file path with prefix, suffix and index removed
     strip_prefix: str = ""
+    front_matter_names: bool = False  # a page's own front matter name/uri win over the URL rule
     index_names: tuple[str, ...] = ("index",)
     title_fields: tuple[str, ...] = ("title",)
     description_fields: tuple[str, ...] = ("description",)
@@ -226,6 +227,7 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
         exclude=tuple(get("files", "exclude", list, [])),
         url=url,
         strip_prefix=get("urls", "strip_prefix", str, ""),
+        front_matter_names=get("urls", "front_matter", bool, False),
         index_names=tuple(get("urls", "index", list, ["index"])),
         title_fields=tuple(get("fields", "title", list, ["title"])),
         description_fields=tuple(get("fields", "description", list, ["description"])),
