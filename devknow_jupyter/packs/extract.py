@@ -57,14 +57,36 @@ def checkout(recipe: Recipe) -> Iterator[tuple[Path, str]]:
         _git(recipe, ["init", "-q", str(folder)])
         _git(recipe, ["-C", str(folder), "remote", "add", "origin", source])
         ref = recipe.commit or "HEAD"
+        # Only the recipe's folders are checked out, and only their files are downloaded (a partial clone):
+        # a documentation folder is a small part of most repositories.
+        _sparse(recipe, folder)
         # Fetching one commit by id needs the server's allowReachableSHA1InWant; GitHub and local repos allow it.
-        fetch = ["-C", str(folder), "-c", "protocol.file.allow=always", "fetch", "-q", "--depth", "1", "origin", ref]
+        fetch = ["-C", str(folder), "-c", "protocol.file.allow=always", "fetch", "-q", "--depth", "1"]
+        fetch += ["--filter=blob:none", "origin", ref]
         _git(recipe, fetch)
         _git(recipe, ["-C", str(folder), "checkout", "-q", "FETCH_HEAD"])
         commit = _git(recipe, ["-C", str(folder), "rev-parse", "HEAD"]).strip()
         yield folder, commit
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _sparse(recipe: Recipe, folder: Path) -> None:
+    """Limit the checkout to the folders the recipe's include patterns and data files name."""
+    tops = set()
+    for pattern in (*recipe.include, *(item.file for item in recipe.generated)):
+        fixed = []
+        for part in pattern.split("/"):
+            if any(ch in part for ch in "*?{["):
+                break
+            fixed.append(part)
+        tops.add("/" + "/".join(fixed) + ("/" if len(fixed) < len(pattern.split("/")) else ""))
+    if "/" in tops or "//" in tops:
+        return
+    try:
+        _git(recipe, ["-C", str(folder), "sparse-checkout", "set", "--no-cone", *sorted(tops)])
+    except FetchError:
+        pass  # an old git without sparse-checkout: the whole tree is checked out
 
 
 def _git(recipe: Recipe, args: list[str]) -> str:
