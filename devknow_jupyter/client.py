@@ -199,9 +199,11 @@ class DevKnowClient:
         self._announce = announce
         self._backend = backend if backend is not None else self._make_backend()
         if self.endpoint_source == "no key":
+            # One line; when the offline index holds only the starter guide it also says how to add documentation.
+            bare = getattr(self._backend, "documentation_hint", lambda: None)()
             self._say_once(
                 "devknow: no API key set, so using the offline index. For the live service set "
-                "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)."
+                "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)." + (f" {bare}" if bare else "")
             )
 
     # -- construction ---------------------------------------------------------------------------

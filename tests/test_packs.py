@@ -344,3 +344,20 @@ def test_a_folder_of_markdown_becomes_a_pack(tmp_path: Path) -> None:
     with DevKnowClient(f"local:{tmp_path / 'notes.pack'}") as client:
         (hit,) = client.search_documents("release branch deploys")
         assert hit.parent == "documents/notes.team.test/deploy" and "From the pack notes" in hit.content
+
+
+def test_first_devsearch_without_key_or_packs_says_how_to_add_documentation(ip) -> None:
+    from tests.test_magics import run
+
+    _, captured = run(ip, "%devsearch go modules replace directive")
+    notices = [o.data["text/plain"] for o in captured.outputs if "no API key set" in o.data.get("text/plain", "")]
+    assert len(notices) == 1 and "\n" not in notices[0].strip()
+    assert "`devknow pack build go -o go.pack`" in notices[0] and "`devknow index DIR`" in notices[0]
+
+
+@needs_corpus
+def test_with_a_pack_installed_the_notice_does_not_ask_for_documentation(two_pack: Path) -> None:
+    packs.add(two_pack)
+    with DevKnowClient() as client:  # no key: the offline index, holding the pack
+        assert client.notices and "no API key set" in client.notices[0]
+        assert "devknow pack build" not in client.notices[0]

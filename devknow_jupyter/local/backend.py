@@ -134,6 +134,21 @@ class LocalBackend:
             ) from None
         raise ToolError(f"Unknown tool: {name}", code=INVALID_PARAMS, tool=name)
 
+    def documentation_hint(self) -> str | None:
+        """How to add documentation, when this index holds only the starter guide (no pack, no folder); else None."""
+        try:
+            folders = [folder for folder in self.index.folders() if folder != str(STARTER_DIR)]
+            if folders or self.index.get_meta("installed_packs") not in (None, "{}"):
+                return None
+            if self.index.get_meta("pack_manifest") or self.endpoint != "local":
+                return None
+        except (sqlite3.Error, ConfigurationError):
+            return None
+        return (
+            "Only the starter guide is offline: add documentation with `devknow pack build go -o go.pack` and "
+            "`devknow pack add go.pack` (recipes: `devknow pack recipes`), or `devknow index DIR`."
+        )
+
     def list_tools(self) -> list[dict[str, Any]]:
         """The three tools with the service's schemas and annotations; ``search_documents`` also takes a
         ``source`` site filter (applied inside the ranking) and may return ``notices`` (a weak match)."""

@@ -308,7 +308,13 @@ def serve(
     workers = max(1, int(workers))
     stateless = stateless or workers > 1
     backend = _open_backend(spec)
+    options = dict(
+        host=host, port=port, token=token, json_response=json_response, stateless=stateless, allow_hosts=allow_hosts
+    )
     try:
+        # Built before the port opens: once a client can connect, a SIGTERM must find our handler in place.
+        app = build_app(backend, **options) if workers == 1 else None
+        _exit_cleanly_on_sigterm()
         sock = _bind(host, port)
         shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
         count = backend.index.count()
@@ -322,19 +328,11 @@ def serve(
             out.write("devknow serve: warning: listening beyond this machine without --token\n")
         out.write("devknow serve: press Ctrl-C to stop\n")
         out.flush()
-    except BaseException:
-        backend.close()
-        raise
-    options = dict(
-        host=host, port=port, token=token, json_response=json_response, stateless=stateless, allow_hosts=allow_hosts
-    )
-    if workers == 1:
-        try:
-            _run(build_app(backend, **options), sock)
-        finally:
-            backend.close()
-        return
-    backend.close()  # each worker opens its own connection: SQLite connections must not cross a fork
+        if app is not None:
+            _run(app, sock)
+            return
+    finally:
+        backend.close()  # each worker opens its own connection: SQLite connections must not cross a fork
     _run_workers(spec, options, sock, workers)
 
 
@@ -362,7 +360,6 @@ def _open_backend(spec: str) -> Any:
 
 def _run(app: Any, sock: socket.socket) -> None:
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    _exit_cleanly_on_sigterm()
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -377,6 +374,7 @@ def _run_workers(spec: str, options: dict[str, Any], sock: socket.socket, worker
             status = 0
             try:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns Ctrl-C into SIGTERM
+                _exit_cleanly_on_sigterm()
                 backend = _open_backend(spec)
                 try:
                     _run(build_app(backend, **options), sock)

@@ -121,7 +121,8 @@ def build(
     """
     started = time.perf_counter()
     output = Path(output).expanduser()
-    recipes = [_resolve(spec, repos or {}) for spec in sources]
+    repos = {**_env_repos(), **(repos or {})}
+    recipes = [_resolve(spec, repos) for spec in sources]
     if not recipes:
         raise ConfigurationError("Nothing to build.", hint="Name recipes (devknow pack recipes) or folders.")
     pack_name = name or output.stem
@@ -145,7 +146,7 @@ def build(
                 {
                     "name": recipe.name,
                     "title": recipe.title,
-                    "repository": recipe.repository if not repos or recipe.name not in repos else _public(recipe),
+                    "repository": _public(recipe) if recipe.name in repos else recipe.repository,
                     "commit": commit,
                     "license": recipe.license,
                     "attribution": recipe.attribution,
@@ -174,6 +175,12 @@ def build(
     report.size_bytes = output.stat().st_size
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _env_repos() -> dict[str, str]:
+    """``$DEVKNOW_PACK_REPOS``: ``NAME=PATH`` pairs (space-separated) that point recipes at other repository copies."""
+    pairs = (item.partition("=") for item in os.environ.get("DEVKNOW_PACK_REPOS", "").split())
+    return {name: path for name, sep, path in pairs if sep and name and path}
 
 
 def _public(recipe: Recipe) -> str:
