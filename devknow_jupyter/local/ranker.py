@@ -64,13 +64,13 @@ class RankSettings:
     normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
     """
 
-    weights: tuple[float, float, float, float, float] = (3.0, 3.0, 2.0, 2.0, 1.0)
+    weights: tuple[float, float, float, float, float] = (2.0, 2.0, 1.0, 1.0, 1.0)
     b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.6)
     k1: float = 1.2
-    stem_weight: float = 0.5
+    stem_weight: float = 0.0
     whole_weight: float = 1.0
     identifier_b: float = 0.0
-    dense_weight: float = 0.3
+    dense_weight: float = 0.4
     plain_weight: float = 0.0
     plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
     plain_b: float = 0.75
