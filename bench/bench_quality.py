@@ -3,8 +3,9 @@
 Question sets (``{query, relevant, kind, source}`` items; ``relevant`` lists the pages that answer):
 
 - **dev**: ``bench/questions/corpus-a-dev.json`` + ``corpus-b-dev.json`` (117 questions over the five
-  sources of ``../shared/corpus``). Every ranking setting was chosen on these only.
-- **test**: ``corpus-a-test.json`` + ``corpus-b-test.json`` (116), scored once the settings were frozen.
+  sources of ``../shared/corpus``). With **test**, the pool the settings are chosen on by cross-validation
+  (``bench/tune_ranking.py``).
+- **test**: ``corpus-a-test.json`` + ``corpus-b-test.json`` (116), first scored once, then tuned on too.
 - **52**: ``bench/queries.json``, the project's first questions (the old ranking was tuned on them).
 - **extra**: ``extra-genkit-tensorflow.json`` (66) over ``../shared/corpus-extra/genkit-tensorflow.jsonl``
   (373 pages), never tuned on.
