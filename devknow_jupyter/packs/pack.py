@@ -23,7 +23,7 @@ from .._version import __version__
 from ..errors import ConfigurationError
 from ..local.index import SCHEMA_VERSION, LocalIndex
 from .extract import checkout, documents
-from .recipe import Recipe, load_recipe
+from .recipe import RECIPES_DIR, Recipe, load_recipe
 
 __all__ = [
     "PACK_FORMAT",
@@ -76,7 +76,9 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
     else:
         text = str(spec)
         path = Path(text).expanduser()
-        if text.endswith(".toml") or ("://" not in text and not path.exists()):
+        # A bare name is a shipped recipe even when a folder of that name is in the working directory.
+        shipped = "/" not in text and (RECIPES_DIR / f"{text}.toml").is_file()
+        if shipped or text.endswith(".toml") or ("://" not in text and not path.exists()):
             recipe = load_recipe(text)
         else:
             # A folder or repository of Markdown pages that name themselves in their front matter.
