@@ -361,3 +361,34 @@ def test_with_a_pack_installed_the_notice_does_not_ask_for_documentation(two_pac
     with DevKnowClient() as client:  # no key: the offline index, holding the pack
         assert client.notices and "no API key set" in client.notices[0]
         assert "devknow pack build" not in client.notices[0]
+
+
+def _note_pack(where: Path, name: str, slug: str, text: str) -> Path:
+    folder = where / name
+    folder.mkdir()
+    (folder / f"{slug}.md").write_text(
+        f"---\nname: documents/{name}.test/{slug}\ntitle: {slug.title()}\n---\n{text}\n", encoding="utf-8"
+    )
+    return packs.build([folder], where / f"{name}.pack").path
+
+
+def test_serve_several_packs_searches_them_together(tmp_path: Path) -> None:
+    first = _note_pack(tmp_path, "kilns", "firing", "Kilns are fired over twelve hours to cone six.")
+    second = _note_pack(tmp_path, "glazes", "mixing", "Glazes mix silica, flux and alumina, sieved twice.")
+    port = free_port()
+    log = tmp_path / "serve.log"
+    args = [sys.executable, "-m", "devknow_jupyter", "serve", "--pack", str(first), "--pack", str(second)]
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [*args, "--port", str(port)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+    try:
+        wait_for_port(port, proc, log)
+        with DevKnowClient(f"http://127.0.0.1:{port}/mcp") as client:
+            kiln = client.search_documents("fired to cone six")[0]
+            glaze = client.search_documents("silica flux alumina sieved")[0]
+    finally:
+        assert stop_process(proc) == 0
+    assert kiln.parent == "documents/kilns.test/firing" and "From the pack kilns" in kiln.content
+    assert glaze.parent == "documents/glazes.test/mixing" and "From the pack glazes" in glaze.content
+    assert "devknow serve: 2 documents from 2 packs" in log.read_text()
