@@ -392,3 +392,22 @@ def test_serve_several_packs_searches_them_together(tmp_path: Path) -> None:
     assert kiln.parent == "documents/kilns.test/firing" and "From the pack kilns" in kiln.content
     assert glaze.parent == "documents/glazes.test/mixing" and "From the pack glazes" in glaze.content
     assert "devknow serve: 2 documents from 2 packs" in log.read_text()
+
+
+def test_progress_draws_a_bar_in_a_terminal() -> None:
+    import io
+
+    from devknow_jupyter.packs.pack import TerminalProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    progress = TerminalProgress(screen)
+    progress.expect("go", 100)
+    for pages in range(1, 51):
+        progress("go", pages)
+    assert screen.getvalue().endswith("\rgo: [############------------] 50 pages")
+    progress.finish()
+    assert screen.getvalue().endswith("\r" + "go: 50 pages".ljust(60) + "\n")

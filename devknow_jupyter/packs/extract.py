@@ -21,7 +21,7 @@ from ..local.frontmatter import FrontMatterError, split_front_matter
 from .cleanup import clean, html_to_markdown, notebook_to_markdown
 from .recipe import Generated, Recipe
 
-__all__ = ["FetchError", "checkout", "documents"]
+__all__ = ["FetchError", "candidates", "checkout", "documents"]
 
 #: Files larger than this are not documentation pages (a generated JSON data file may be larger).
 MAX_PAGE_BYTES = 4 * 1024 * 1024
@@ -110,14 +110,7 @@ def documents(recipe: Recipe, root: Path) -> Iterator[dict[str, str]]:
     ``min_chars`` non-space characters after clean-up, or repeat a name already given.
     """
     seen: set[str] = set()
-    files = []
-    for directory, subdirs, filenames in os.walk(root):
-        subdirs[:] = sorted(d for d in subdirs if d != ".git")
-        for filename in filenames:
-            relative = Path(directory, filename).relative_to(root).as_posix()
-            if recipe.wants(relative):
-                files.append(relative)
-    for relative in sorted(files):
+    for relative in candidates(recipe, root):
         document = _page(recipe, root, relative)
         if document is not None and document["name"] not in seen:
             seen.add(document["name"])
@@ -127,6 +120,18 @@ def documents(recipe: Recipe, root: Path) -> Iterator[dict[str, str]]:
             if document["name"] not in seen:
                 seen.add(document["name"])
                 yield document
+
+
+def candidates(recipe: Recipe, root: Path) -> list[str]:
+    """The repository paths the recipe includes, sorted (each becomes at most one page)."""
+    files = []
+    for directory, subdirs, filenames in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d != ".git")
+        for filename in filenames:
+            relative = Path(directory, filename).relative_to(root).as_posix()
+            if recipe.wants(relative):
+                files.append(relative)
+    return sorted(files)
 
 
 def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from .._version import __version__
 from ..errors import ConfigurationError
 from ..local.index import SCHEMA_VERSION, LocalIndex
-from .extract import checkout, documents
+from .extract import candidates, checkout, documents
 from .recipe import RECIPES_DIR, Recipe, load_recipe
 
 __all__ = [
@@ -194,6 +194,9 @@ def _public(recipe: Recipe) -> str:
 
 
 def _read(recipe: Recipe, folder: Path, progress: Progress | None) -> list[dict[str, str]]:
+    expect = getattr(progress, "expect", None)
+    if expect is not None:  # a bar needs a total: the included files (generated pages come on top)
+        expect(recipe.name, len(candidates(recipe, folder)))
     pages = []
     for page in documents(recipe, folder):
         page.pop("source_path", None)
@@ -277,12 +280,16 @@ def attributions(manifests: Iterable[dict[str, Any]]) -> dict[str, dict[str, str
 class TerminalProgress:
     """Pages read per source: a bar redrawn in place in a terminal, one plain line per source otherwise."""
 
-    def __init__(self, stream: TextIO | None = None, expected: dict[str, int] | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.current: str | None = None
         self.pages = 0
-        self.expected = expected or {}
+        self.expected: dict[str, int] = {}
+
+    def expect(self, source: str, files: int) -> None:
+        """About how many pages ``source`` will give (the bar's 100 %)."""
+        self.expected[source] = files
 
     def __call__(self, source: str, pages: int) -> None:
         if source != self.current:
@@ -294,7 +301,6 @@ class TerminalProgress:
             self.stream.flush()
 
     def _bar(self, width: int = 24) -> str:
-        # No total is known before the walk ends: the bar fills against an expected count when one is given.
         total = self.expected.get(self.current or "", 0)
         filled = width if not total else min(width, width * self.pages // total)
         return "[" + "#" * filled + "-" * (width - filled) + "]"
@@ -302,8 +308,8 @@ class TerminalProgress:
     def finish(self) -> None:
         """End the current source's line."""
         if self.current is not None:
-            prefix = "\r" if self.tty else ""
-            self.stream.write(f"{prefix}{self.current}: {self.pages} pages\n")
+            line = f"{self.current}: {self.pages} pages"
+            self.stream.write(f"\r{line:<60}\n" if self.tty else f"{line}\n")  # padded over the bar
             self.stream.flush()
             self.current = None
 
