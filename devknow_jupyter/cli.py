@@ -276,6 +276,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    from .fallback import FALLBACK_BACKEND, is_unreachable
+
     with _client(args) as client:
         status: dict[str, Any] = client.status()
         if client.backend_kind == "local":
@@ -295,6 +297,11 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         except DevKnowError as exc:  # still show the settings; the error is the finding
             status["tools"] = None
             problem = exc
+            if client.offline_fallback and is_unreachable(exc):
+                # Not a failure: search, get and ask work, from the local index; say so and exit 0.
+                status["answered_by"] = FALLBACK_BACKEND
+                _note([f"{exc.message} Until it can, search, get and ask answer from the local index."])
+                problem = None
     if args.json:
         _print_json(status, out)
     else:

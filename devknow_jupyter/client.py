@@ -30,6 +30,7 @@ from .errors import (
     TransportError,
     register_secret,
 )
+from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unreachable, source_field
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .tools import MAX_NAMES_PER_CALL
@@ -97,6 +98,10 @@ class DevKnowClient:
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
         http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
+        offline_fallback: With a key or token on a remote endpoint, answer from the local index (starter
+            pack, indexed folders, saved pages) when the service cannot be reached (DNS failure, refused
+            connection, connect or read timeout), with a notice in ``info.notices``. Errors the server
+            replies with (401, 403, 429, tool errors) are never replaced.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
 
@@ -121,6 +126,7 @@ class DevKnowClient:
         http_transport: Any = None,
         headers: dict[str, str] | None = None,
         offline_store: bool = True,
+        offline_fallback: bool = True,
         max_workers: int = 4,
         announce: bool = True,
     ) -> None:
@@ -148,6 +154,9 @@ class DevKnowClient:
         self._store: Any = None
         self._store_writer: ThreadPoolExecutor | None = None
         self._store_pending: Future[None] | None = None
+        self._offline_fallback_enabled = offline_fallback
+        self._fallback = OfflineFallback()
+        self.answered_by: str | None = None  # which backend gave the last tool answer (see status())
         self._max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
         self._tools: list[dict[str, Any]] | None = None
@@ -206,6 +215,12 @@ class DevKnowClient:
         """``"remote"`` or ``"local"``."""
         return self._backend.kind
 
+    @property
+    def offline_fallback(self) -> bool:
+        """Whether an unreachable service is answered by the local index: a remote endpoint with a key or token."""
+        credentials = bool(self.api_key or self._access_token)
+        return self._offline_fallback_enabled and credentials and self.backend_kind == "remote"
+
     def __repr__(self) -> str:
         key = f"key from {self.key_source}" if self.key_source else "no key"
         return f"<DevKnowClient endpoint={self.endpoint!r} backend={self.backend_kind} {key}>"
@@ -224,33 +239,24 @@ class DevKnowClient:
             refresh: Ask the server even when the answer is cached.
         """
         query = self._check_query(query)
-        arguments: dict[str, Any] = {"query": query}
-        notices: list[str] = []
-        filter_here = False
         if source:
             source = source.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
-            field = self._source_argument()
-            if field:
-                arguments[field] = source
-            else:
-                filter_here = True
         started = time.perf_counter()
+        notices: list[str] = []
         try:
-            hits, from_cache = self._call_cached("search_documents", arguments, refresh=refresh, parse=_parse_hits)
-        except TransportError:
-            data = self._search_offline_store(query)
-            if data is None:
+            hits, from_cache, filtered = self._search(query, source, refresh=refresh)
+            local = False
+        except TransportError as exc:
+            if not self._falls_back(exc):
                 raise
-            hits, from_cache = _parse_hits(data), False
-            notices.append("The service could not be reached; these hits come from documents saved offline.")
+            hits, from_cache, filtered = self._search(query, source, refresh=refresh, fallen=exc)
+            local = True
+            notices.append(fallback_notice(exc))
         chunks: Iterable[DocumentChunk] = hits
-        if filter_here and source:
+        if source and not filtered:
             chunks = [hit for hit in hits if _host_matches(hit.uri, source)]
-            notices.append(
-                f"Filtered here to {source}: the server's search has no source filter "
-                f"({len(chunks)} of {len(hits)} hits kept)."
-            )
-        out = SearchResults(query, chunks, self._info(started, from_cache, notices))
+            notices.append(_filtered_here(source, len(chunks), len(hits)))
+        out = SearchResults(query, chunks, self._info(started, from_cache, notices, local=local))
         out._client = self
         return out
 
@@ -273,18 +279,32 @@ class DevKnowClient:
                     found[name] = cached
         lacking = [name for name in wanted if name not in found]
         batches = [lacking[i : i + MAX_NAMES_PER_CALL] for i in range(0, len(lacking), MAX_NAMES_PER_CALL)]
-        fetched = self._fetch_batches(batches)
+        unreachable: TransportError | None = None
+        try:
+            fetched = self._fetch_batches(batches)
+            if batches:
+                self.answered_by = self.backend_kind
+        except TransportError as exc:
+            if not self._falls_back(exc):
+                raise
+            unreachable = exc
+            fetched = self._cached_documents(lacking)  # batches that got through before the failure
+            rest = [name for name in lacking if name not in fetched]
+            found.update((doc["name"], Document.from_dict(doc)) for doc in self._fallback.get(rest, exc))
+            self.answered_by = FALLBACK_BACKEND
         found.update(fetched)
         if fetched:
             self._keep_offline(fetched.values())
         docs = [found[name] for name in wanted if name in found]
         for doc in docs:
             object.__setattr__(doc, "_client", self)
-        result = Documents(docs, self._info(started, not lacking, []))
+        notices = [fallback_notice(unreachable)] if unreachable is not None else []
+        result = Documents(docs, self._info(started, not lacking, notices, local=unreachable is not None))
         result._client = self
         missing = [name for name in wanted if name not in found]
         if missing:
-            raise DocumentNotFoundError(missing, result)
+            reason = "the service could not be reached" if unreachable is not None else None
+            raise DocumentNotFoundError(missing, result, unreachable=reason)
         return result
 
     def answer_query(self, query: str, *, refresh: bool = False) -> Answer:
@@ -292,13 +312,21 @@ class DevKnowClient:
 
         The service allows few answers a day: on exhaustion this raises
         :class:`~devknow_jupyter.errors.QuotaExceededError`, and the caller may fall back to
-        :meth:`search_documents` (``%%devask`` does).
+        :meth:`search_documents` (``%%devask`` does). When the service cannot be reached (see
+        ``offline_fallback``), the local index answers by quoting its best passages.
         """
         query = self._check_query(query)
         started = time.perf_counter()
-        data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+        notices: list[str] = []
+        try:
+            data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+        except TransportError as exc:
+            if not self._falls_back(exc):
+                raise
+            data, from_cache = self._call_local("answer_query", {"query": query}, exc), False
+            notices.append(fallback_notice(exc))
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, [])
+        answer.info = self._info(started, from_cache, notices, local=bool(notices))
         answer._client = self
         return answer
 
@@ -331,7 +359,9 @@ class DevKnowClient:
 
     def status(self) -> dict[str, Any]:
         """Endpoint, backend, the MCP era and protocol version once the server told them (None until then,
-        and for the local backend), where the key came from (never the key), and cache figures."""
+        and for the local backend), where the key came from (never the key), cache figures, which backend
+        answered the last tool call (``answered_by``: ``"remote"``, ``"local"`` or ``"local (offline
+        fallback)"``; None before the first) and whether the offline fallback is on."""
         stats = self.cache.stats()
         return {
             "endpoint": self.endpoint,
@@ -341,6 +371,8 @@ class DevKnowClient:
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),
             "timeout": self.timeout,
+            "answered_by": self.answered_by,
+            "offline_fallback": self.offline_fallback,
             "cache_size": stats.size,
             "cache_max_entries": stats.max_entries,
             "cache_ttl": stats.ttl,
@@ -362,6 +394,7 @@ class DevKnowClient:
         if writer is not None:
             writer.shutdown(wait=True)  # documents fetched are saved before the store closes
         self._backend.close()
+        self._fallback.close()
         if self._store is not None:
             self._store.close()
 
@@ -394,6 +427,42 @@ class DevKnowClient:
         self._check_credentials()
         return self._backend.call_tool(tool, arguments)
 
+    def _falls_back(self, exc: TransportError) -> bool:
+        return self.offline_fallback and is_unreachable(exc)
+
+    def _search(
+        self, query: str, source: str | None, *, refresh: bool, fallen: TransportError | None = None
+    ) -> tuple[tuple[DocumentChunk, ...], bool, bool]:
+        """``(hits, from_cache, filtered by the backend)`` from the backend, or the local index after ``fallen``."""
+        arguments: dict[str, Any] = {"query": query}
+        field = None
+        if source:
+            field = self._fallback.source_argument(fallen) if fallen is not None else self._source_argument()
+            if field:
+                arguments[field] = source
+        if fallen is not None:
+            return _parse_hits(self._call_local("search_documents", arguments, fallen)), False, bool(field)
+        hits, from_cache = self._call_cached("search_documents", arguments, refresh=refresh, parse=_parse_hits)
+        return hits, from_cache, bool(field)
+
+    def _call_local(self, tool: str, arguments: dict[str, Any], cause: TransportError) -> dict[str, Any]:
+        """One call on the local index, standing in for the unreachable service (never cached)."""
+        self._check_open()
+        pending = self._store_pending
+        if pending is not None:
+            futures_wait([pending], timeout=30)  # pages just fetched are searchable offline too
+        data = self._fallback.call_tool(tool, arguments, cause)
+        self.answered_by = FALLBACK_BACKEND
+        return data
+
+    def _cached_documents(self, names: list[str]) -> dict[str, Document]:
+        found = {}
+        for name in names:
+            cached = self.cache.get(cache_key(self.endpoint, "document", name))
+            if cached is not None:
+                found[name] = cached
+        return found
+
     def _call_cached(
         self, tool: str, arguments: dict[str, Any], *, refresh: bool, parse: Callable[[dict[str, Any]], Any] = dict
     ) -> tuple[Any, bool]:
@@ -404,6 +473,7 @@ class DevKnowClient:
             if cached is not None:
                 return cached, True
         value = parse(self._call(tool, arguments))
+        self.answered_by = self.backend_kind
         self.cache.set(key, value)
         return value, False
 
@@ -458,20 +528,18 @@ class DevKnowClient:
     def _source_argument(self) -> str | None:
         try:
             tools = self.list_tools()
+        except TransportError as exc:
+            if self._falls_back(exc):
+                raise  # unreachable: the search goes to the local index at once, without a second try
+            return None
         except DevKnowError:
             return None
-        for tool in tools:
-            if tool.get("name") == "search_documents":
-                properties = (tool.get("inputSchema") or {}).get("properties") or {}
-                for field in ("source", "data_source", "site"):
-                    if field in properties:
-                        return field
-        return None
+        return source_field(tools)
 
-    def _info(self, started: float, from_cache: bool, notices: list[str]) -> ResultInfo:
+    def _info(self, started: float, from_cache: bool, notices: list[str], *, local: bool = False) -> ResultInfo:
         return ResultInfo(
-            backend=self.backend_kind,
-            endpoint=self.endpoint,
+            backend="local" if local else self.backend_kind,
+            endpoint=LOCAL_ENDPOINT if local else self.endpoint,
             elapsed=time.perf_counter() - started,
             from_cache=from_cache,
             notices=notices,
@@ -508,21 +576,21 @@ class DevKnowClient:
         except Exception as exc:  # the offline copy is a convenience; never fail a fetch for it
             self.notices.append(f"Could not save documents offline: {exc}")
 
-    def _search_offline_store(self, query: str) -> dict[str, Any] | None:
-        pending = self._store_pending
-        if pending is not None:
-            futures_wait([pending], timeout=30)
-        try:
-            store = self._offline_store()
-            if store is None or len(store) == 0:
-                return None
-            return store.search(query)
-        except Exception:
-            return None
-
 
 def _parse_hits(data: dict[str, Any]) -> tuple[DocumentChunk, ...]:
     return tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
+
+
+def _filtered_here(source: str, kept: int, scanned: int) -> str:
+    """The notice for hits filtered by site here, because the server's search has no such filter."""
+    if not kept:
+        return (
+            f"No {source} hits among the first {scanned}: the server's search has no source filter, "
+            "so its hits were filtered here. Try other words, or drop the source."
+        )
+    return (
+        f"Filtered here to {source}: the server's search has no source filter ({kept} of {scanned} hits kept)."
+    )
 
 
 def _host_matches(uri: str, source: str) -> bool:

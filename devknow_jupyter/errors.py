@@ -153,13 +153,17 @@ class DocumentNotFoundError(ToolError):
     so nothing fetched is lost.
     """
 
-    def __init__(self, missing: Iterable[str], documents: Documents | None = None) -> None:
+    def __init__(
+        self, missing: Iterable[str], documents: Documents | None = None, *, unreachable: str | None = None
+    ) -> None:
         self.missing = list(missing)
         self.documents = documents
         shown = ", ".join(self.missing[:5]) + (" …" if len(self.missing) > 5 else "")
         found = f" ({len(documents)} other document(s) were found)" if documents else ""
+        # ``unreachable``: why the service was not asked (the local index was, and lacks these names).
+        where = f" in the local index ({unreachable})" if unreachable else ""
         super().__init__(
-            f"Unknown document{'s' if len(self.missing) > 1 else ''}: {shown}{found}",
+            f"Unknown document{'s' if len(self.missing) > 1 else ''}{where}: {shown}{found}",
             tool="get_documents",
             hint="Names look like documents/<page URL without https://>; %devsearch finds them.",
         )
@@ -176,9 +180,19 @@ class TransportError(DevKnowError):
         "Check the network (HTTPS_PROXY, SSL_CERT_FILE for a corporate CA), or use the offline "
         "index with `%devknow --endpoint local`."
     )
+    #: True when the service could not be reached at all (DNS failure, refused connection, connect or
+    #: read timeout), as opposed to a reply that refused us: the client may then answer from the local index.
+    unreachable: bool = False
+
+    def __init__(self, message: str, *, hint: str | None = None, unreachable: bool | None = None) -> None:
+        super().__init__(message, hint=hint)
+        if unreachable is not None:
+            self.unreachable = unreachable
 
 
 class RequestTimeout(TransportError):
     """No complete reply arrived within the timeout."""
+
+    unreachable = True
 
     hint = "Raise the timeout (DevKnowClient(timeout=...) or `%config DevKnowMagics.timeout = 60`)."

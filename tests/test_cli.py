@@ -93,7 +93,7 @@ def test_search_source_filter_says_so(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["--json", "--endpoint", "local", "search", "quota", "--source", "firebase.google.com"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"results": []}
-    assert "devknow: note: Filtered here to firebase.google.com" in captured.err
+    assert "devknow: note: No firebase.google.com hits among the first 10" in captured.err
     assert main(["--endpoint", "local", "search", "quota", "--source", "devknow-jupyter.dev/guide"]) == 0
     assert "quotas-and-limits" in capsys.readouterr().out
 

@@ -579,7 +579,9 @@ class McpHttpBackend:
         host = urlsplit(self._url).netloc
         reason = _reason(exc)
         if isinstance(exc, httpx.ConnectTimeout):
-            return TransportError(f"Could not connect to {host} within {self.connect_timeout:g} s.{_proxy_note()}")
+            return TransportError(
+                f"Could not connect to {host} within {self.connect_timeout:g} s.{_proxy_note()}", unreachable=True
+            )
         if isinstance(exc, httpx.TimeoutException):
             return RequestTimeout(f"No reply from {host} within {self.timeout:g} s.")
         if isinstance(exc, httpx.ProxyError):
@@ -592,7 +594,7 @@ class McpHttpBackend:
                 "SSL_CERT_FILE to its certificate bundle (and HTTPS_PROXY to the proxy)."
             )
         if isinstance(exc, httpx.ConnectError):
-            return TransportError(f"Could not connect to {host} ({reason}).{_proxy_note()}")
+            return TransportError(f"Could not connect to {host} ({reason}).{_proxy_note()}", unreachable=True)
         return TransportError(f"The connection to {host} failed ({reason}).")
 
 
