@@ -5,7 +5,7 @@
     devknow search QUERY [-n N] [--source DOMAIN]
     devknow get NAME_OR_URL...
     devknow ask QUESTION
-    devknow index PATH
+    devknow index PATH [--follow-symlinks]
     devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--json-response] [--stateless]
     devknow status
 
@@ -119,8 +119,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
-    index = command("index", "Add a folder of Markdown files to the default local index.")
-    index.add_argument("path", metavar="PATH", help="folder to index (again: only changed files are re-read)")
+    index = command(
+        "index", "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
+    )
+    index.add_argument(
+        "path", metavar="PATH", help="folder or .jsonl file to index (again: only changed files are re-read)"
+    )
+    index.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        default=None,
+        help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
+    )
 
     serve = command("serve", "Serve the local index as an MCP server (Streamable HTTP).")
     serve.add_argument("--docs", metavar="PATH", help="serve only this folder of Markdown (default: the default index)")
@@ -238,7 +248,7 @@ def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
 
     index = open_cache_index(default_index_path())
     try:
-        report = index.add_folder(args.path)
+        report = index.add_folder(args.path, follow_symlinks=args.follow_symlinks)
         where = index.path
     finally:
         index.close()

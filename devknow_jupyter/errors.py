@@ -9,6 +9,7 @@ Every error is a :class:`DevKnowError`, so ``except DevKnowError`` catches them 
      ├── ToolError                 the server's own error for a tool call (``.code`` when it gave one)
      │    └── DocumentNotFoundError   names the service does not know (``.missing``, ``.documents``)
      ├── ProtocolError             a reply that is not valid MCP / JSON-RPC
+     ├── LocalIndexError           the local index is damaged, or its disk or folder can't be written
      └── TransportError            network, TLS, proxy and timeout failures
           └── RequestTimeout       no reply within the read timeout
 
@@ -32,6 +33,7 @@ __all__ = [
     "ConfigurationError",
     "DevKnowError",
     "DocumentNotFoundError",
+    "LocalIndexError",
     "ProtocolError",
     "QuotaExceededError",
     "RequestTimeout",
@@ -167,6 +169,19 @@ class DocumentNotFoundError(ToolError):
             tool="get_documents",
             hint="Names look like documents/<page URL without https://>; %devsearch finds them.",
         )
+
+
+class LocalIndexError(DevKnowError):
+    """The local index can't be used: its file is damaged, its disk is full, or its folder can't be written.
+
+    The message says what failed, where, and what to do, on one line. ``kind`` is one of ``"damaged"``,
+    ``"full"``, ``"read-only"``, ``"busy"`` or ``"unusable"``; ``path`` is the index file or folder.
+    """
+
+    def __init__(self, message: str, *, kind: str, path: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+        self.path = path
 
 
 class ProtocolError(DevKnowError):

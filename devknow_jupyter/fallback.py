@@ -11,10 +11,11 @@ replaced.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .errors import DevKnowError, TransportError
+from .errors import DevKnowError, LocalIndexError, TransportError
 
 if TYPE_CHECKING:
     from .local.backend import LocalBackend
@@ -61,11 +62,19 @@ class OfflineFallback:
 
     def call_tool(self, name: str, arguments: dict[str, Any], cause: BaseException) -> dict[str, Any]:
         """Run one tool on the local index (``cause``: the error the service call ended with)."""
-        return self.backend(cause).call_tool(name, arguments)
+        backend = self.backend(cause)
+        try:
+            return backend.call_tool(name, arguments)
+        except LocalIndexError as exc:
+            raise cause from exc  # the network is the user's problem; the broken index is its cause here
 
     def get(self, names: list[str], cause: BaseException) -> list[dict[str, Any]]:
         """The documents of ``names`` the local index has, in request order (the others are left out)."""
-        return self.backend(cause).index.get(names)
+        backend = self.backend(cause)
+        try:
+            return backend.index.get(names)
+        except sqlite3.Error as exc:
+            raise cause from exc
 
     def source_argument(self, cause: BaseException) -> str | None:
         """The local search tool's site filter argument, when it has one."""
