@@ -249,7 +249,7 @@ def jsonl_documents(
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw.decode("utf-8", errors="replace"))
+            record = json.loads(raw.decode("utf-8", errors="replace").strip())
         except ValueError as exc:
             yield JsonlLine(number, reason=f"not valid JSON ({_json_problem(exc)})")
             continue
