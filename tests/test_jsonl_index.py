@@ -108,7 +108,8 @@ def test_a_name_taken_by_another_file_is_a_reported_duplicate(tmp_path: Path) ->
     with LocalIndex(tmp_path / "index.sqlite3") as index:
         report = index.add_folder(folder)
     assert report.added == 1
-    assert report.skipped == [(f"{folder / 'b.jsonl'}:1", f"duplicate name {KITE!r}: {folder / 'a.jsonl'} has it already")]
+    reason = f"duplicate name {KITE!r}: {folder / 'a.jsonl'} has it already"
+    assert report.skipped == [(f"{folder / 'b.jsonl'}:1", reason)]
 
 
 def test_devknow_index_a_jsonl_file(kites: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from pathlib import Path
 
 from ..errors import LocalIndexError
 
@@ -65,6 +66,7 @@ def _os_failure(exc: OSError, path: str, doing: str) -> LocalIndexError:
     where = exc.filename or path
     reason = exc.strerror or str(exc)
     if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        where = _in_the_way(Path(where))
         return LocalIndexError(
             f"Could not {doing}: {where} is a file, where the local index's folder should be; "
             f"move that file away, or {_CACHE_ADVICE}.",
@@ -86,3 +88,11 @@ def _os_failure(exc: OSError, path: str, doing: str) -> LocalIndexError:
     return LocalIndexError(
         f"Could not {doing}: {where} can't be used ({reason}); {_CACHE_ADVICE}.", kind="unusable", path=str(where)
     )
+
+
+def _in_the_way(path: Path) -> Path:
+    """The file that stands where a folder on the way to ``path`` should be (``path`` when none is found)."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return path if candidate.is_dir() else candidate
+    return path
