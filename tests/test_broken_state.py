@@ -12,6 +12,7 @@ The full disk is real in a child process: ``RLIMIT_FSIZE`` caps the size of any 
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -190,3 +191,26 @@ def test_a_read_only_cache_folder(tmp_path: Path, read_only_folder: Path, monkey
     assert main(["search", "marker1"]) == 1
     assert "can't be written" in one_line(capsys.readouterr().err)
     assert list(read_only_folder.iterdir()) == []
+
+
+def test_a_json_lines_file_cut_short_is_read_again_next_time(tmp_path: Path) -> None:
+    # The file's rows carry its mtime only once every line is in, so a failed run can't pass for complete.
+    pages = tmp_path / "pages.jsonl"
+    body = "x " * 800
+    lines = [
+        json.dumps({"name": f"documents/pages.example/p{n}", "content": f"# P{n}\n\nOnly here: marker{n}.\n\n{body}"})
+        for n in range(60)
+    ]
+    pages.write_text("\n".join(lines) + "\n")
+    with LocalIndex(tmp_path / "index.sqlite3", batch_documents=5) as index:
+        pages_now = index._db.execute("PRAGMA page_count").fetchone()[0]
+        index._db.execute(f"PRAGMA max_page_count = {pages_now + 40}")
+        with pytest.raises(LocalIndexError, match="is full"):
+            index.add_folder(pages)
+        kept = consistent(index)
+        assert 0 < kept < 60 and kept % 5 == 0
+        index._db.execute("PRAGMA max_page_count = 1073741823")
+        report = index.add_folder(pages)
+        assert (report.added, report.unchanged) == (60 - kept, kept)
+        assert consistent(index) == 60
+        assert index.add_folder(pages).unchanged == 60
