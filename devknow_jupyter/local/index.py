@@ -419,8 +419,12 @@ class LocalIndex:
         except _Skip as exc:
             report.skipped.append((shown, f"{exc}{kept}"))
             return 0
+        return self._write_file_page(page, digest, report, shown, root=str(root), path=shown, stat=stat)
+
+    def _write_file_page(self, page: _Page, digest: str, report: IndexReport, shown: str, **where: Any) -> int:
+        """Write a page read from a file and count it; returns 1, or 0 when it was skipped (and reported)."""
         try:
-            created = self._write(page, "file", digest, root=str(root), path=shown, stat=stat)
+            created = self._write(page, "file", digest, **where)
         except _Skip as exc:
             report.skipped.append((shown, str(exc)))
             return 0
@@ -512,18 +516,8 @@ class LocalIndex:
         if row is not None and row[3] == digest:
             report.unchanged += 1
             return 0
-        try:
-            page = self._page(name, uri, title, fields["description"], content)
-            created = self._write(page, "file", digest, root=str(root), path=key)
-        except _Skip as exc:
-            report.skipped.append((where, str(exc)))
-            return 0
-        if created:
-            report.added += 1
-        else:
-            report.updated += 1
-        report.chunks += len(page.chunks)
-        return 1
+        page = self._page(name, uri, title, fields["description"], content)
+        return self._write_file_page(page, digest, report, where, root=str(root), path=key)
 
     def _page(self, name: str, uri: str, title: str, description: str, content: str) -> _Page:
         chunks = chunk_markdown(content, title, self.sizes)
