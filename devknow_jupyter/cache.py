@@ -1,12 +1,17 @@
 """A thread-safe in-memory LRU cache with a time-to-live, shared by every client in the process.
 
-Keys are built by :func:`cache_key` from the endpoint, the tool and its normalised arguments, so the
-same question to the same server is answered once; documents are cached one by one under their name.
+Keys are built by :func:`cache_key` from a scope (:func:`cache_scope`: the endpoint and a salted hash of
+the credentials), the tool and its normalised arguments, so the same question to the same server with the
+same credentials is answered once, and a client whose key the server refuses never gets what another key
+fetched. Documents are cached one by one under their name.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -14,18 +19,33 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CacheStats", "ResultCache", "cache_key", "shared_cache"]
+__all__ = ["CacheStats", "ResultCache", "cache_key", "cache_scope", "shared_cache"]
 
 _MISSING = object()
+# A fresh salt per process: a credential's tag can't be looked up in a table, nor compared across processes.
+_SALT = secrets.token_bytes(32)
 
 
-def cache_key(endpoint: str, tool: str, arguments: Any) -> tuple[Any, ...]:
-    """A hashable key for one tool call, the same whatever the order of the arguments."""
+def cache_scope(endpoint: str, *credentials: str | None) -> tuple[str, str]:
+    """The part of every cache key that says who asked whom: the endpoint and a tag of ``credentials``.
+
+    The tag is a truncated HMAC-SHA256 of the credentials (API key, access token, headers) under a random
+    per-process salt, never a credential itself; no credentials give an empty tag.
+    """
+    given = [value for value in credentials if value]
+    if not given:
+        return (endpoint, "")
+    message = "\0".join(f"{len(value)}:{value}" for value in given).encode("utf-8", "surrogatepass")
+    return (endpoint, hmac.new(_SALT, message, hashlib.sha256).hexdigest()[:32])
+
+
+def cache_key(scope: Hashable, tool: str, arguments: Any) -> tuple[Any, ...]:
+    """A hashable key for one tool call in ``scope`` (:func:`cache_scope`), whatever the order of the arguments."""
     if isinstance(arguments, str):
-        return (endpoint, tool, arguments)
+        return (scope, tool, arguments)
     if isinstance(arguments, dict) and all(isinstance(value, str) for value in arguments.values()):
-        return (endpoint, tool, *sorted(arguments.items()))  # the common case, without serialising
-    return (endpoint, tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+        return (scope, tool, *sorted(arguments.items()))  # the common case, without serialising
+    return (scope, tool, json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
 
 
 @dataclass(frozen=True)
@@ -103,6 +123,10 @@ class ResultCache:
         with self._lock:
             entry = self._data.get(key, _MISSING)
             return entry is not _MISSING and (self.ttl is None or time.monotonic() - entry[0] < self.ttl)  # type: ignore[index]
+
+    def __repr__(self) -> str:
+        # Sizes only: keys hold queries and credential tags, values hold results.
+        return f"<ResultCache {len(self._data)}/{self.max_entries} entries ttl={self.ttl}>"
 
     def stats(self) -> CacheStats:
         """Current size, limits and hit/miss counters."""

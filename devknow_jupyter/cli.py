@@ -6,13 +6,16 @@
     devknow get NAME_OR_URL...
     devknow ask QUESTION
     devknow index PATH [--follow-symlinks]
-    devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--json-response] [--stateless]
+    devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--allow-host NAME]...
+                  [--json-response] [--stateless]
     devknow status
 
 Global options (before or after the subcommand): ``--endpoint URL|local``, ``--json`` (the service's
 JSON shapes, for scripts) and ``--timeout SECONDS``. A thin front end over
 :class:`~devknow_jupyter.DevKnowClient` and the local index: expected errors end in one line on
 stderr (``devknow: error: ...``) and exit status 1; wrong usage exits with 2. Keys are never printed.
+Text from documents and servers is printed with its control characters visibly escaped
+(:mod:`devknow_jupyter.terminal`); ``--json`` keeps the data exact.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any, TextIO
 from ._version import __version__
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
 from .models import SearchResults
+from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
 
@@ -142,6 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="require 'Authorization: Bearer T' or 'X-Goog-Api-Key: T' (default: DEVKNOW_SERVE_TOKEN, else none)",
     )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept requests whose Host or Origin is NAME (any port; NAME:PORT for one), e.g. a proxy's or "
+        "a DNS name of this machine; repeatable. Other names are refused (DNS rebinding protection)",
+    )
     serve.add_argument("--json-response", action="store_true", help="answer application/json instead of SSE")
     serve.add_argument("--stateless", action="store_true", help="issue no sessions")
 
@@ -153,20 +165,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _emit(result: Any, args: argparse.Namespace, out: TextIO, printer: Callable[[Any, TextIO], Any]) -> None:
-    """The service's JSON shape with ``--json``, else the human-readable form."""
+    """The service's JSON shape with ``--json``, else the human-readable form (controls escaped)."""
     if args.json:
         _print_json(result.to_dict(), out)
     else:
-        printer(result, out)
+        printer(result, TerminalWriter(out))
 
 
 def _print_json(data: Any, out: TextIO) -> None:
-    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    # json.dumps leaves DEL, C1 and bidi controls raw; json_safe escapes them without changing the data.
+    out.write(json_safe(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
+
+
+def _one_line(text: str) -> str:
+    # A title or name from a server is one line: a newline in it would fake a line of our own.
+    return terminal_safe(text, one_line=True)
 
 
 def _note(lines: Sequence[str]) -> None:
     for line in lines:
-        print(f"{PROG}: note: {line}", file=sys.stderr)
+        print(f"{PROG}: note: {_one_line(line)}", file=sys.stderr)
 
 
 def _indent(text: str, prefix: str = "   ") -> str:
@@ -186,7 +204,8 @@ def _print_hits(results: Any, out: TextIO) -> None:
         out.write(f"No results for {results.query!r}.\n")
         return
     for number, hit in enumerate(results, 1):
-        out.write(f"{number}. {hit.title}\n   {hit.uri}\n   {hit.parent}\n")
+        title, uri, parent = (_one_line(text) for text in (hit.title, hit.uri, hit.parent))
+        out.write(f"{number}. {title}\n   {uri}\n   {parent}\n")
         passage = _passage(hit.content, hit.title)
         out.write(f"\n{_indent(passage)}\n\n" if passage else "\n")
 
@@ -195,7 +214,7 @@ def _print_documents(documents: Any, out: TextIO) -> None:
     for number, doc in enumerate(documents):
         if number:
             out.write("\n---\n\n")
-        out.write(f"<!-- {doc.name} | {doc.uri} -->\n")
+        out.write(f"<!-- {_one_line(doc.name)} | {_one_line(doc.uri)} -->\n")
         out.write(doc.content.rstrip() + "\n")
 
 
@@ -255,11 +274,12 @@ def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         _print_json(dataclasses.asdict(report), out)
         return 0
-    out.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
+    text = TerminalWriter(out)  # file names are the folder's, whatever characters they hold
+    text.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
     for path, reason in report.skipped:
-        out.write(f"  skipped {path}: {reason}\n")
+        text.write(f"  skipped {path}: {reason}\n")
     for path, note in report.warnings:
-        out.write(f"  warning {path}: {note}\n")
+        text.write(f"  warning {path}: {note}\n")
     return 0
 
 
@@ -280,6 +300,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         token=token,
         json_response=args.json_response,
         stateless=args.stateless,
+        allow_hosts=args.allow_host,
         out=out,
     )
     return 0
@@ -315,13 +336,14 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         _print_json(status, out)
     else:
+        text = TerminalWriter(out)
         width = max(len(key) for key in status)
         for key, value in status.items():
             if isinstance(value, list):
                 value = ", ".join(map(str, value))
             elif isinstance(value, float):
                 value = f"{value:.4g}"
-            out.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")
+            text.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")
     if problem is not None:
         raise problem
     return 0
@@ -347,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
-        print(f"{PROG}: error: {exc.message}", file=sys.stderr)
+        print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .backend import Backend
-from .cache import ResultCache, cache_key, shared_cache
+from .cache import ResultCache, cache_key, cache_scope, shared_cache
 from .errors import (
     AuthenticationError,
     ConfigurationError,
@@ -149,6 +149,13 @@ class DevKnowClient:
         else:
             self.cache = cache
         self._headers = dict(headers or {})
+        # Results are cached per endpoint and credentials (hashed): another key's results are never served.
+        self._cache_scope = cache_scope(
+            self.endpoint,
+            self.api_key,
+            self._access_token,
+            *(f"{name.lower()}: {value}" for name, value in sorted(self._headers.items())),
+        )
         self._http_transport = http_transport
         self._offline_store_enabled = offline_store
         self._store: Any = None
@@ -271,12 +278,7 @@ class DevKnowClient:
         if not wanted:
             raise ConfigurationError("No document names given.", hint="Pass names, page URLs or search hits.")
         started = time.perf_counter()
-        found: dict[str, Document] = {}
-        if not refresh:
-            for name in wanted:
-                cached = self.cache.get(cache_key(self.endpoint, "document", name))
-                if cached is not None:
-                    found[name] = cached
+        found: dict[str, Document] = {} if refresh else self._cached_documents(wanted)
         lacking = [name for name in wanted if name not in found]
         batches = [lacking[i : i + MAX_NAMES_PER_CALL] for i in range(0, len(lacking), MAX_NAMES_PER_CALL)]
         unreachable: TransportError | None = None
@@ -458,7 +460,7 @@ class DevKnowClient:
     def _cached_documents(self, names: list[str]) -> dict[str, Document]:
         found = {}
         for name in names:
-            cached = self.cache.get(cache_key(self.endpoint, "document", name))
+            cached = self.cache.get(cache_key(self._cache_scope, "document", name))
             if cached is not None:
                 found[name] = cached
         return found
@@ -467,7 +469,7 @@ class DevKnowClient:
         self, tool: str, arguments: dict[str, Any], *, refresh: bool, parse: Callable[[dict[str, Any]], Any] = dict
     ) -> tuple[Any, bool]:
         # The parsed value is cached, so a hit costs a dict lookup, not a rebuild of every hit.
-        key = cache_key(self.endpoint, tool, arguments)
+        key = cache_key(self._cache_scope, tool, arguments)
         if not refresh:
             cached = self.cache.get(key)
             if cached is not None:
@@ -516,7 +518,7 @@ class DevKnowClient:
             by_name = dict(zip(names, docs, strict=True))  # renamed by the server; order is kept
         result = {name: by_name[name] for name in names if name in by_name}
         for name, doc in result.items():
-            self.cache.set(cache_key(self.endpoint, "document", name), doc)
+            self.cache.set(cache_key(self._cache_scope, "document", name), doc)
         return result
 
     def _executor(self) -> ThreadPoolExecutor:

@@ -88,9 +88,15 @@ class DevKnowError(Exception):
         return self.message
 
     def short_message(self) -> str:
-        """The error as a user reads it: class name, message and hint on one or two lines."""
-        text = f"{type(self).__name__}: {self.message}"
-        return f"{text}\n  {self.hint}" if self.hint else text
+        """The error as a user reads it: class name, message and hint on one or two lines.
+
+        Messages often quote a server or a document: control characters in them are shown escaped
+        (``\\x1b``), so they can't drive the terminal or start a line of their own.
+        """
+        from .terminal import terminal_safe
+
+        text = f"{type(self).__name__}: {terminal_safe(self.message, one_line=True)}"
+        return f"{text}\n  {terminal_safe(self.hint, one_line=True)}" if self.hint else text
 
     def __getattr__(self, name: str) -> Any:
         # IPython looks this hook up with hasattr(); hide it while full tracebacks are wanted.
@@ -99,6 +105,7 @@ class DevKnowError(Exception):
         raise AttributeError(name)
 
     def _short_traceback(self) -> list[str]:
+        # short_message() has escaped every control character; the colour codes are ours alone.
         red, reset = "\x1b[31m", "\x1b[0m"
         lines = self.short_message().splitlines()
         return [f"{red}{lines[0]}{reset}", *lines[1:]]

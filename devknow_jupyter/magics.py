@@ -16,12 +16,15 @@ the extension only registers the magics (their help text lives on :class:`DevKno
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import importlib.util
 import json
 import keyword
 import re
 import textwrap
 import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DevKnowMagics",
+    "Interrupted",
     "interpolate",
     "load_ipython_extension",
     "shared_client",
@@ -59,6 +63,11 @@ _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 # A variable, then any subscripts or attributes: `_devsearch[0]`, `hits[:3]`, `answer.references`.
 _VARIABLE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\[[^\]\n]*\]|\.[A-Za-z_]\w*)*")
 _EMPTY_OUTPUT = {"text/plain": ""}
+# Names IPython keeps in the namespace (input and output history, the shell itself); -o must not take them.
+_IPYTHON_NAMES = frozenset(
+    {"In", "Out", "exit", "quit", "get_ipython", "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh"}
+)
+_IPYTHON_HISTORY_NAME = re.compile(r"_i?\d+")  # _3 is output 3, _i3 is input 3
 
 
 def interpolate(text: str, namespace: dict[str, Any]) -> str:
@@ -120,16 +129,37 @@ def _unquote(token: str) -> str:
     return token
 
 
-def _variable_name(name: str | None) -> str | None:
-    if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+def _variable_name(name: str | None, shell: Any) -> str | None:
+    """``name`` if ``-o`` may bind it; a UsageError for keywords and for names Python or IPython rely on.
+
+    ``-o get_ipython`` would break every later magic and ``-o print`` the built-in, until the kernel restarts.
+    """
+    if name is None:
+        return None
+    if not name.isidentifier() or keyword.iskeyword(name):
         raise UsageError(f"-o needs a Python variable name, not {name!r}.")
-    return name
+    if name in _IPYTHON_NAMES or _IPYTHON_HISTORY_NAME.fullmatch(name) or name in shell.user_ns_hidden:
+        owner = "IPython's own"
+    elif hasattr(builtins, name):
+        owner = "Python's built-in"
+    elif name.startswith("__") and name.endswith("__"):
+        owner = "Python's special name"
+    else:
+        return name
+    raise UsageError(f"-o {name} would replace {owner} {name}; choose another name (e.g. -o result).")
 
 
 def _print_usage(magic: Any, example: str) -> None:
     # MagicHelpFormatter writes the usage as an RST literal block ("::" and an indent).
     usage = textwrap.dedent(magic.parser.format_usage().replace("::", "", 1)).strip()
     print(f"Usage: {usage}\nExample: {example}\nAll options: %{magic.parser.prog}?")
+
+
+class Interrupted(KeyboardInterrupt):
+    """A magic's call was stopped by Ctrl-C or the kernel's interrupt; IPython shows one line, "Interrupted"."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["Interrupted"]
 
 
 class _JsonView(dict):
@@ -288,6 +318,20 @@ class DevKnowMagics(Magics):
 
     # -- helpers --------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _interruptible(self) -> Iterator[None]:
+        """Turn Ctrl-C or a kernel interrupt during a call into :class:`Interrupted` (one line, no traceback).
+
+        The client is left as the interrupted call left it: the next call works (a request cut off midway
+        is simply not read any further). With full tracebacks on (``%devknow --debug``) the original shows.
+        """
+        try:
+            yield
+        except KeyboardInterrupt:
+            if not self.short_errors:
+                raise
+            raise Interrupted() from None
+
     def _store(self, name: str, out: str | None, value: Any) -> None:
         self.shell.user_ns[name] = value
         if out:
@@ -374,14 +418,14 @@ class DevKnowMagics(Magics):
         line = _strip_silencing_semicolon(line)
         options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source"})
         args = _parse(self.devsearch, options)
-        out = _variable_name(args.out)
+        out = _variable_name(args.out, self.shell)
         if not query:
             _print_usage(self.devsearch, "%devsearch create a Cloud Storage bucket")
             return None
         limit = self.max_results if args.n is None else args.n
         if limit < 1:
             raise UsageError("-n must be at least 1.")
-        with _Progress(self.shell, "Searching…") as progress:
+        with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
             results = self.session.client().search_documents(query, source=args.source, refresh=args.refresh)
             if len(results) > limit:
                 results = results[:limit]
@@ -424,12 +468,12 @@ class DevKnowMagics(Magics):
             %devget --raw documents/developers.google.com/knowledge/mcp
         """
         args = _parse(self.devget, _strip_silencing_semicolon(line))
-        out = _variable_name(args.out)
+        out = _variable_name(args.out, self.shell)
         if not args.names:
             _print_usage(self.devget, "%devget _devsearch")
             return None
         items = self._names_from(args.names)
-        with _Progress(self.shell, "Fetching…") as progress:
+        with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
             client = self.session.client()
             if not _any_names(items):
                 from .models import Documents
@@ -481,12 +525,12 @@ class DevKnowMagics(Magics):
             How do I restrict an API key to one API?
         """
         args = _parse(self.devask, line)
-        out = _variable_name(args.out)
+        out = _variable_name(args.out, self.shell)
         question = interpolate(_strip_silencing_semicolon(cell), self.shell.user_ns).strip()
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
-        with _Progress(self.shell, "Asking…"):
+        with self._interruptible(), _Progress(self.shell, "Asking…"):
             # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
             result = self.session.client().ask(question, fallback=not args.no_fallback, refresh=args.refresh)
             self._store("_devask", out, result)
@@ -530,7 +574,8 @@ class DevKnowMagics(Magics):
         line = _strip_silencing_semicolon(line)
         first, _, rest = line.strip().partition(" ")
         if first == "explore":
-            return self._explore(rest.strip())
+            with self._interruptible():  # its first search runs here
+                return self._explore(rest.strip())
         args = _parse(self.devknow, line)
         if args.api_key and args.command:
             # Don't echo it back: it is already in the cell, and would land in the output too.
@@ -560,7 +605,7 @@ class DevKnowMagics(Magics):
             self.short_errors = not args.debug
             said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
         if not said:
-            with _Progress(self.shell, "Checking…"):
+            with self._interruptible(), _Progress(self.shell, "Checking…"):
                 status = self.session.status()
             status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
             return status

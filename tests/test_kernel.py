@@ -8,7 +8,9 @@ tracebacks; an expected error is one short line and the next cell still runs.
 from __future__ import annotations
 
 import os
+import queue
 import re
+import time
 
 import nbformat
 import pytest
@@ -117,3 +119,77 @@ def test_an_expected_error_stops_run_all(sdk_server, tmp_path, failing):
     with pytest.raises(CellExecutionError):
         client.execute(env={**os.environ, "DEVKNOW_ENDPOINT": sdk_server.url})
     assert nb.cells[2].outputs == []
+
+
+# -- an interrupt during a call (issue 12, item 10) ---------------------------------------------------------
+
+
+def _run_in_kernel(km, kc, code: str, *, timeout: float = 60, while_running=None) -> list[dict]:
+    """Execute ``code``; returns its iopub outputs (``while_running`` is called once, as soon as it started)."""
+    msg_id = kc.execute(code)
+    outputs: list[dict] = []
+    deadline = time.monotonic() + timeout
+    started = False
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=0.2)
+        except queue.Empty:
+            msg = None
+        if msg is not None and msg["parent_header"].get("msg_id") == msg_id:
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content["execution_state"] == "busy":
+                started = True
+            elif kind == "status" and content["execution_state"] == "idle":
+                return outputs
+            elif kind in ("error", "stream", "execute_result", "display_data", "update_display_data"):
+                outputs.append({"type": kind, **content})
+        if started and while_running is not None and while_running():
+            while_running = None
+    raise AssertionError(f"{code!r} did not finish within {timeout}s: {outputs}")
+
+
+def _shown_at_the_end(outputs: list[dict]) -> str:
+    """The text/plain of every display once the updates to displays (by display_id) are applied."""
+    shown: dict[str, str] = {}
+    for number, output in enumerate(outputs):
+        key = (output.get("transient") or {}).get("display_id") or str(number)
+        if output["type"] == "display_data" or (output["type"] == "update_display_data" and key in shown):
+            shown[key] = output["data"].get("text/plain", "")
+    return "\n".join(shown.values())
+
+
+def test_an_interrupted_call_is_one_line_and_the_next_call_works(sdk_server_factory, tmp_path):
+    from jupyter_client.manager import start_new_kernel
+
+    server = sdk_server_factory("--delay", "60", "--delay-only", "answer_query")
+    env = {**os.environ, "DEVKNOW_ENDPOINT": server.url}
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+    try:
+        assert not [o for o in _run_in_kernel(km, kc, "%load_ext devknow_jupyter") if o["type"] == "error"]
+
+        def interrupt_once_the_server_has_the_call() -> bool:
+            if not server.calls("answer_query"):
+                return False
+            time.sleep(0.3)  # the kernel is now blocked reading the reply
+            km.interrupt_kernel()
+            return True
+
+        started = time.monotonic()
+        ask = "%%devask\nHow do I restrict an API key?"
+        outputs = _run_in_kernel(km, kc, ask, while_running=interrupt_once_the_server_has_the_call)
+        assert time.monotonic() - started < 30  # the interrupt ended the call; the server would take 60 s
+        (error,) = [o for o in outputs if o["type"] == "error"]
+        shown = [line for line in ANSI.sub("", "\n".join(error["traceback"])).splitlines() if line.strip()]
+        assert shown == ["Interrupted"], error["traceback"]
+        assert "Asking…" not in _shown_at_the_end(outputs)  # the placeholder was replaced in place
+
+        # The kernel's client is still usable, on the same connection settings.
+        outputs = _run_in_kernel(km, kc, "%devsearch -n 2 restrict an API key", timeout=30)
+        assert not [o for o in outputs if o["type"] == "error"], outputs
+        (result,) = [o for o in outputs if o["type"] == "execute_result"]
+        assert "Restrict an API key" in result["data"]["text/plain"]
+        outputs = _run_in_kernel(km, kc, "print(type(_devsearch).__name__, len(_devsearch))")
+        assert [o["text"] for o in outputs if o["type"] == "stream"] == ["SearchResults 2\n"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

@@ -11,10 +11,14 @@ import getpass
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
@@ -88,6 +92,7 @@ def test_load_ext_registers_the_four_magics(ip):
 
 LAZY_LOAD_PROBE = """
 import json, sys
+from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 shell = InteractiveShell.instance()
@@ -589,6 +594,35 @@ def test_devknow_debug_switches_full_tracebacks(ip):
     assert run(ip, "1 + 1")[0].result == 2
 
 
+def test_ctrl_c_during_a_call_is_one_line_or_with_debug_the_full_traceback(ip, sdk_server_factory):
+    server = sdk_server_factory("--delay", "60", "--delay-only", "answer_query")
+    use(ip, server.url)
+
+    def interrupt_once_the_server_has_the_call() -> None:
+        deadline = time.monotonic() + 30
+        while not server.calls("answer_query") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the shell is blocked reading the reply
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # what Ctrl-C does
+
+    for debug, asked in ((False, "first"), (True, "second")):
+        run(ip, "%devknow --debug" if debug else "%devknow --no-debug")
+        interrupter = threading.Thread(target=interrupt_once_the_server_has_the_call)
+        interrupter.start()
+        started = time.monotonic()
+        result, captured = run(ip, f"%%devask\nHow do I restrict an API key, {asked} time?")
+        interrupter.join()
+        assert time.monotonic() - started < 30
+        assert isinstance(result.error_in_exec, KeyboardInterrupt)
+        shown = ANSI.sub("", captured.stdout).strip()
+        if debug:
+            assert "Traceback" in shown and len(shown.splitlines()) > 10
+        else:
+            assert shown == "Interrupted"
+        server.calls_path.unlink()  # the next call is seen afresh
+        assert ip.run_line_magic("devsearch", "restrict an API key")  # the client carries on
+
+
 # -- settings ------------------------------------------------------------------------------------
 
 
@@ -677,6 +711,37 @@ def test_bad_options_raise_usage_errors(ip, sdk_server_factory):
         assert not result.success
         assert "UsageError" in captured.stderr and message in captured.stderr
     assert server.calls() == []
+
+
+# Names -o must not take (issue 12, item 10): keywords, built-ins, IPython's own names and history.
+RESERVED_NAMES = (
+    "get_ipython", "__builtins__", "print", "len", "None", "class", "In", "Out", "exit", "quit",
+    "_", "__", "___", "_i", "_ii", "_iii", "_ih", "_oh", "_dh", "_i3", "_7", "__name__",
+)  # fmt: skip
+
+
+def _call_with_out(ip, magic: str, name: str):
+    if magic == "devask":
+        return ip.run_cell_magic("devask", f"-o {name}", "How do I restrict an API key?")
+    rest = "restrict an API key" if magic == "devsearch" else "https://docs.example.dev/quotas"
+    return ip.run_line_magic(magic, f"-o {name} {rest}")
+
+
+@pytest.mark.parametrize("magic", ["devsearch", "devget", "devask"])
+def test_out_refuses_keywords_builtins_and_ipython_names(ip, sdk_server_factory, magic):
+    server = sdk_server_factory()
+    use(ip, server.url)
+    for name in RESERVED_NAMES:
+        before = ip.user_ns.get(name, "absent")
+        with pytest.raises(UsageError, match=rf"^-o (needs a Python variable name, not '{name}'|{name} would replace)"):
+            _call_with_out(ip, magic, name)
+        assert ip.user_ns.get(name, "absent") is before, name
+    assert server.calls() == []  # refused before anything was sent
+    # The shell is intact: an ordinary name is taken, and the magics, print and the history still work.
+    result = _call_with_out(ip, magic, "mine")
+    assert ip.user_ns["mine"] is result
+    ran, captured = run(ip, "print(callable(get_ipython), len(In) > 1)\n%devsearch -o hits restrict an API key")
+    assert ran.success and captured.stdout.startswith("True True") and len(ip.user_ns["hits"])
 
 
 def test_offline_index_through_devknow_endpoint_local(ip):

@@ -8,8 +8,10 @@ plain HTTP requests.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -364,3 +366,72 @@ def test_stops_on_terminate(serve_factory: Callable[..., Served]) -> None:
     assert server.proc.wait(timeout=15) == 0
     with pytest.raises(httpx.ConnectError), httpx.Client(timeout=5) as http:
         http.post(server.url, headers=MCP_HEADERS, json=INITIALIZE)
+
+
+# -- the names the server answers to (issue 12, item 10) -------------------------------------------------------
+
+
+def own_address(family: socket.AddressFamily) -> str | None:
+    """This machine's address on its default route (not loopback), or None when it has none."""
+    target = "198.51.100.1" if family == socket.AF_INET else "2001:db8::1"  # documentation ranges; nothing is sent
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect((target, 9))
+        except OSError:
+            return None
+        address = probe.getsockname()[0]
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+def initialize(url: str, **headers: str) -> httpx.Response:
+    with httpx.Client(timeout=10) as http:
+        return http.post(url, headers={**MCP_HEADERS, **headers}, json=INITIALIZE)
+
+
+@pytest.mark.parametrize("bound", ["0.0.0.0", "::"])
+def test_bound_to_every_address_it_answers_at_the_machine_s_own_addresses(serve_factory, bound: str) -> None:
+    addresses = [a for a in (own_address(socket.AF_INET), own_address(socket.AF_INET6) if bound == "::" else None) if a]
+    if not addresses:
+        pytest.skip("this machine has no address besides loopback")
+    server = serve_factory("--host", bound)
+    for address in addresses:
+        shown = f"[{address}]" if ":" in address else address
+        url = f"http://{shown}:{server.port}/mcp"
+        with DevKnowClient(url, cache=False) as client:
+            assert client.search_documents("pair a humidity sensor")[0].parent == SETUP
+        assert initialize(url, Origin=f"http://{shown}:{server.port}").status_code == 200
+        # DNS rebinding is still refused: a foreign name, another address, a foreign page.
+        assert initialize(url, Host=f"evil.example:{server.port}").status_code == 421
+        assert initialize(url, Host=f"203.0.113.9:{server.port}").status_code == 421
+        assert initialize(url, Host=f"{shown}:{server.port + 1}").status_code == 421
+        assert initialize(url, Origin="http://evil.example").status_code == 403
+    assert initialize(server.url).status_code == 200  # and loopback as before
+    assert initialize(server.url, Host=f"{socket.gethostname()}:{server.port}").status_code == 200
+
+
+def test_allow_host_adds_names_and_refuses_the_rest(serve_factory) -> None:
+    server = serve_factory("--allow-host", "docs.lantern.test", "--allow-host", "Proxy.Lantern.test:443")
+    port = server.port
+    for host in (f"docs.lantern.test:{port}", "docs.lantern.test", "DOCS.lantern.test:8443", "proxy.lantern.test:443"):
+        assert initialize(server.url, Host=host).status_code == 200, host
+    for host in ("proxy.lantern.test:444", "proxy.lantern.test", f"evil.example:{port}", "docs.lantern.test.evil:80"):
+        assert initialize(server.url, Host=host).status_code == 421, host
+    assert initialize(server.url, Host="docs.lantern.test", Origin="https://docs.lantern.test").status_code == 200
+    assert initialize(server.url, Host="docs.lantern.test", Origin="https://evil.example").status_code == 403
+    # Our own client through that name, as behind a proxy that keeps the Host header.
+    with DevKnowClient(server.url, headers={"Host": "docs.lantern.test"}, cache=False) as client:
+        assert client.answer_query("quiet hours").references == [ALERTS]
+
+
+def test_allow_host_refuses_what_is_not_a_host_name(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "devknow_jupyter", "serve", "--docs", str(write_docs(tmp_path / "docs")),
+         "--port", str(free_port()), "--allow-host", "http://docs.lantern.test/"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "DEVKNOW_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == (
+        "devknow: error: --allow-host takes a host name or address, optionally with :PORT, "
+        "not 'http://docs.lantern.test/'."
+    )

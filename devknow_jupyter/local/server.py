@@ -6,8 +6,11 @@ Developer Knowledge service. Results carry ``structuredContent`` and the same JS
 are ``isError`` results whose text starts with the service's status word (``NOT_FOUND``,
 ``INVALID_ARGUMENT``); more than 20 names is a JSON-RPC -32602 error, as on the service.
 
-Safe defaults: it listens on 127.0.0.1, refuses requests whose ``Host`` or ``Origin`` is not the
-bound address (DNS rebinding), and with a token refuses every request without it (HTTP 401).
+Safe defaults: it listens on 127.0.0.1, refuses requests whose ``Host`` or ``Origin`` does not name this
+server (DNS rebinding: HTTP 421 and 403), and with a token refuses every request without it (HTTP 401).
+This server's names are the bound address and its loopback aliases; bound to every address (``0.0.0.0``,
+``::``), also the machine's host names and whichever of its addresses a client connected to; plus the
+names given with ``--allow-host`` (a proxy's name, a DNS name of this machine).
 
 This module needs the ``server`` extra (``mcp``, ``uvicorn``, ``starlette``) and is imported only by
 the ``devknow`` command, never on the notebook path.
@@ -17,13 +20,15 @@ from __future__ import annotations
 
 import errno
 import hmac
+import ipaddress
 import json
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 import mcp_types as types
@@ -32,14 +37,14 @@ from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 
 from .._version import __version__
 from ..backend import Backend
 from ..errors import ConfigurationError, DevKnowError
 from ..tools import MAX_NAMES_PER_CALL, TOOLS, tool_definitions
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "TokenCheck", "build_app", "build_server", "security_settings", "serve"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostCheck", "TokenCheck", "build_app", "build_server", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -102,24 +107,96 @@ def _status_message(exc: DevKnowError) -> str:
     return f"{status}: {exc.message}"
 
 
-def security_settings(host: str, port: int) -> TransportSecuritySettings:
-    """DNS rebinding protection that admits only the bound address (and its loopback aliases)."""
+def _host_and_port(value: str) -> tuple[str, int | None] | None:
+    """``host[:port]`` (IPv6 in brackets) as a lowercase host and a port, or None when it is anything else."""
+    value = value.strip()
+    if not value or any(char in value for char in "@/?#\\ \t*"):
+        return None
+    try:
+        parts = urlsplit("//" + value)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    return (host, port) if host else None
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(text.split("%", 1)[0])  # without an IPv6 zone (fe80::1%eth0)
+    except ValueError:
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)  # an IPv4 client of a dual-stack socket
+    return mapped or address
+
+
+class HostCheck:
+    """ASGI middleware against DNS rebinding: the ``Host``, and the ``Origin`` when sent, must name this server.
+
+    Accepted: ``names`` with the bound ``port`` (and without a port when that is 80); ``extra`` names, each
+    ``NAME`` with any port or none, or ``NAME:PORT``; and with ``any_address`` (bound to 0.0.0.0 or ::) an IP
+    address equal to the one the client connected to, which a rebound DNS name can never be. A bad ``Host``
+    gets HTTP 421, a bad ``Origin`` 403.
+    """
+
+    def __init__(
+        self, app: Any, *, port: int, names: Iterable[str], extra: Iterable[str] = (), any_address: bool = False
+    ) -> None:
+        self.app = app
+        self._ports = {port, None} if port == 80 else {port}  # browsers omit the default port
+        self._exact = {(name.lower(), shown) for name in names for shown in self._ports}
+        self._any_port: set[str] = set()
+        for value in extra:
+            parsed = _host_and_port(value)
+            if parsed is None:
+                raise ConfigurationError(
+                    f"--allow-host takes a host name or address, optionally with :PORT, not {value!r}."
+                )
+            if parsed[1] is None:
+                self._any_port.add(parsed[0])
+            else:
+                self._exact.add(parsed)
+        self._any_address = any_address
+
+    def _allowed(self, value: str, scope: dict[str, Any]) -> bool:
+        parsed = _host_and_port(value)
+        if parsed is None:
+            return False
+        host, port = parsed
+        if parsed in self._exact or host in self._any_port:
+            return True
+        if not self._any_address or port not in self._ports:
+            return False
+        connected = (scope.get("server") or (None,))[0]
+        given = _address(host)
+        return given is not None and connected is not None and given == _address(str(connected))
+
+    def _origin_allowed(self, origin: str, scope: dict[str, Any]) -> bool:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+            return False
+        return self._allowed(parts.netloc, scope)
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            if not self._allowed(headers.get("host", ""), scope):
+                await PlainTextResponse("Invalid Host header", status_code=421)(scope, receive, send)
+                return
+            origin = headers.get("origin")
+            if origin is not None and not self._origin_allowed(origin, scope):
+                await PlainTextResponse("Invalid Origin header", status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _own_names(host: str) -> set[str]:
+    """The names a client may use for a server bound to ``host``: it, its loopback aliases, the machine's names."""
     names = {host}
     if host in _LOOPBACK:
         names |= _LOOPBACK
     elif host in _ANY:
         names |= _LOOPBACK | {socket.gethostname(), socket.getfqdn()}
-    hosts: list[str] = []
-    for name in sorted(n for n in names if n and n not in _ANY):
-        shown = f"[{name}]" if ":" in name else name  # an IPv6 literal appears in brackets in Host
-        hosts.append(f"{shown}:{port}")
-        if port == 80:
-            hosts.append(shown)  # browsers omit the default port
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts,
-        allowed_origins=[f"{scheme}://{value}" for value in hosts for scheme in ("http", "https")],
-    )
+    return {name for name in names if name and name not in _ANY}
 
 
 class TokenCheck:
@@ -157,15 +234,22 @@ def build_app(
     token: str | None = None,
     json_response: bool = False,
     stateless: bool = False,
+    allow_hosts: Iterable[str] = (),
 ) -> Any:
-    """The ASGI app serving ``backend`` at ``/mcp``: DNS rebinding protection, and the token check if given."""
+    """The ASGI app serving ``backend`` at ``/mcp``: DNS rebinding protection, and the token check if given.
+
+    ``allow_hosts``: more names (``NAME`` or ``NAME:PORT``) to accept in ``Host`` and ``Origin``.
+    """
     app: Any = build_server(backend).streamable_http_app(
         json_response=json_response,
         stateless_http=stateless,
-        transport_security=security_settings(host, port),
+        # HostCheck does this, knowing the address each client connected to; the SDK's list can't.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=host,
     )
-    return TokenCheck(app, token) if token else app
+    if token:
+        app = TokenCheck(app, token)
+    return HostCheck(app, port=port, names=_own_names(host), extra=allow_hosts, any_address=host in _ANY)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -203,9 +287,12 @@ def serve(
     token: str | None = None,
     json_response: bool = False,
     stateless: bool = False,
+    allow_hosts: Iterable[str] = (),
     out: TextIO | None = None,
 ) -> None:
     """Serve the local index (``docs``: one folder of Markdown instead) until interrupted.
+
+    ``allow_hosts``: names besides this server's own to accept in ``Host`` and ``Origin`` (see :class:`HostCheck`).
 
     Prints the URL once the port is bound. Raises :class:`~devknow_jupyter.errors.ConfigurationError`
     for a missing folder or a port that is taken.
@@ -215,7 +302,15 @@ def serve(
     out = out or sys.stdout
     backend = LocalBackend.from_spec(f"local:{docs}" if docs else "local")
     try:
-        app = build_app(backend, host=host, port=port, token=token, json_response=json_response, stateless=stateless)
+        app = build_app(
+            backend,
+            host=host,
+            port=port,
+            token=token,
+            json_response=json_response,
+            stateless=stateless,
+            allow_hosts=allow_hosts,
+        )
         sock = _bind(host, port)
         shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
         count = backend.index.count()

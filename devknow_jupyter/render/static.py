@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
+from ..terminal import terminal_safe
 from .markdown import (
     escape_markdown,
     plain_excerpt,
@@ -267,27 +268,32 @@ def hits_markdown(results: SearchResults, *, max_chars: int | None = None, previ
     return "\n".join(lines)
 
 
+def _line(text: str) -> str:
+    """One line for a terminal: controls, newlines included, visibly escaped (:mod:`devknow_jupyter.terminal`)."""
+    return terminal_safe(text, one_line=True)
+
+
 def hit_plain(hit: DocumentChunk, number: int | None = None, *, width: int = 100) -> str:
-    """One hit for a terminal: number and title, URL, first line of the passage."""
+    """One hit for a terminal: number and title, URL, first line of the passage (controls escaped)."""
     prefix = f"{number:>2}. " if number is not None else ""
     pad = " " * len(prefix)
-    lines = [f"{prefix}{hit.title}", f"{pad}{hit.uri}"]
+    lines = [f"{prefix}{_line(hit.title)}", f"{pad}{_line(hit.uri)}"]
     excerpt = plain_excerpt(_chunk_body(hit), width)
     if excerpt:
-        lines.append(f"{pad}{excerpt}")
+        lines.append(f"{pad}{_line(excerpt)}")
     return "\n".join(lines)
 
 
 def hits_plain(results: SearchResults) -> str:
-    """All hits for a terminal: a header line, then numbered hits."""
+    """All hits for a terminal: a header line, then numbered hits (controls escaped)."""
     head = _plural(len(results), "hit")
     if results.query:
-        head += f" for {results.query!r}"
+        head += f" for {_line(repr(results.query))}"
     extra = info_summary(results.info)
     if extra:
-        head += f" ({', '.join(extra)})"
+        head += f" ({_line(', '.join(extra))})"
     lines = [head]
-    lines += [f"Note: {notice}" for notice in results.info.notices]
+    lines += [f"Note: {_line(notice)}" for notice in results.info.notices]
     lines += [hit_plain(hit, i) for i, hit in enumerate(results, 1)]
     return "\n".join(lines)
 
@@ -376,12 +382,12 @@ def documents_markdown(docs: Iterable[Document], *, max_chars: int | None = None
 
 
 def document_plain(doc: Document, *, max_chars: int = 2000) -> str:
-    """One document for a terminal: title, URL, description, then the start of its Markdown."""
-    lines = [doc.title or doc.name, doc.uri]
+    """One document for a terminal: title, URL, description, then the start of its Markdown (controls escaped)."""
+    lines = [_line(doc.title or doc.name), _line(doc.uri)]
     if doc.description:
-        lines.append(doc.description)
+        lines.append(_line(doc.description))
     body, left = _clip(doc.content.strip(), max_chars)
-    lines += ["", body]
+    lines += ["", terminal_safe(body)]
     if left:
         lines.append(f"… {left:,} more characters (the document's .content has them all)")
     return "\n".join(lines)
@@ -390,7 +396,7 @@ def document_plain(doc: Document, *, max_chars: int = 2000) -> str:
 def documents_plain(docs: Documents | list[Document], *, max_chars: int = 2000) -> str:
     """Documents for a terminal, separated by rules."""
     info = getattr(docs, "info", None)
-    notes = [f"Note: {notice}" for notice in (info.notices if info else [])]
+    notes = [f"Note: {_line(notice)}" for notice in (info.notices if info else [])]
     docs = list(docs)
     if not docs:
         return "\n".join([*notes, "No documents."])
@@ -477,18 +483,18 @@ def answer_markdown(answer: Answer, *, max_chars: int | None = None) -> str:
 
 
 def answer_plain(answer: Answer, *, max_chars: int = 2000) -> str:
-    """The answer for a terminal: a header line, its text, then numbered reference URLs."""
+    """The answer for a terminal: a header line, its text, then numbered reference URLs (controls escaped)."""
     from ..models import name_to_uri
 
-    head = "Answer" + (f" to {answer.query!r}" if answer.query else "")
+    head = "Answer" + (f" to {_line(repr(answer.query))}" if answer.query else "")
     extra = (["extractive"] if answer.extractive else []) + info_summary(answer.info)
     if extra:
-        head += f" ({', '.join(extra)})"
+        head += f" ({_line(', '.join(extra))})"
     body, left = _clip(answer.answer_text.strip(), max_chars)
-    lines = [head, *(f"Note: {notice}" for notice in answer.info.notices), "", body]
+    lines = [head, *(f"Note: {_line(notice)}" for notice in answer.info.notices), "", terminal_safe(body)]
     if left:
         lines.append(f"… {left:,} more characters (.answer_text has them all)")
     if answer.references:
         lines += ["", "References:"]
-        lines += [f"{i:>2}. {name_to_uri(ref)}" for i, ref in enumerate(answer.references, 1)]
+        lines += [f"{i:>2}. {_line(name_to_uri(ref))}" for i, ref in enumerate(answer.references, 1)]
     return "\n".join(lines)
