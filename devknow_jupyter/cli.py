@@ -244,8 +244,10 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
         except DocumentNotFoundError as exc:
             # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
             if exc.documents:
+                _note(exc.documents.info.notices)
                 _emit(exc.documents, args, out, _print_documents)
             raise
+    _note(documents.info.notices)  # e.g. the local index answered because the service was unreachable
     _emit(documents, args, out, _print_documents)
     return 0
 
@@ -253,8 +255,8 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
+    _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
     if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
-        _note(result.info.notices)
         _emit(result, args, out, _print_hits)
     else:
         _emit(result, args, out, lambda answer, stream: stream.write(answer.to_markdown()))

@@ -275,4 +275,5 @@ def test_a_source_filter_done_here_says_how_many_hits_it_scanned(sdk_server) -> 
         f"Filtered here to firebase.example.dev: the server's search has no source filter "
         f"({kept} of {len(everything)} hits kept)."
     ]
-    assert all(call["arguments"] == {"query": "key token users"} for call in sdk_server.calls("search_documents"))
+    mine = [call["arguments"] for call in sdk_server.calls("search_documents") if "key token" in str(call)]
+    assert mine and all(arguments == {"query": "key token users"} for arguments in mine)  # no filter was sent

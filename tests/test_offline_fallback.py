@@ -151,7 +151,15 @@ def test_devknow_search_and_status_on_the_command_line(closed_port_url: str, mon
     assert "guide/caching" in captured.out
     assert re.search(r"devknow: note: The service could not be reached .*local index", captured.err)
     assert main(["--endpoint", closed_port_url, "--json", "ask", "How do I clear the cache?"]) == 0
-    assert CACHING in json.loads(capsys.readouterr().out)["references"]
+    captured = capsys.readouterr()
+    assert CACHING in json.loads(captured.out)["references"] and "could not be reached" in captured.err
+    assert main(["--endpoint", closed_port_url, "get", CACHING]) == 0
+    captured = capsys.readouterr()
+    assert "# Caching" in captured.out and "could not be reached" in captured.err
+    assert main(["--endpoint", closed_port_url, "get", CACHING, "documents/nowhere.example/page"]) == 1
+    captured = capsys.readouterr()
+    assert "# Caching" in captured.out
+    assert re.search(r"error: Unknown document in the local index \(the service could not be reached\)", captured.err)
 
     assert main(["--endpoint", closed_port_url, "status"]) == 0
     captured = capsys.readouterr()
