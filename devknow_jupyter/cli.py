@@ -265,11 +265,13 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from .local.backend import open_cache_index
+    from .local.index import IndexReport
     from .local.paths import default_index_path
 
-    index = open_cache_index(default_index_path())
+    report = IndexReport()
+    index = open_cache_index(default_index_path(), report=report)
     try:
-        report = index.add_folder(args.path, follow_symlinks=args.follow_symlinks)
+        report.merge(index.add_folder(args.path, follow_symlinks=args.follow_symlinks))
         where = index.path
     finally:
         index.close()

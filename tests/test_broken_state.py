@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -107,6 +108,18 @@ def test_a_damaged_index_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.C
     default_index_path().unlink()  # what the line says to do; then everything works again
     assert main(["index", str(docs)]) == 0 and main(["--endpoint", "local", "search", "marker3"]) == 0
     assert "page003" in capsys.readouterr().out
+
+
+def test_a_default_index_that_is_not_a_database_is_rebuilt_and_said(tmp_path: Path, capsys) -> None:
+    docs = write_pages(tmp_path / "docs", 3)
+    path = default_index_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a database at all " * 200)
+    assert main(["index", str(docs)]) == 0
+    out = capsys.readouterr().out
+    assert f"warning {path}: {path} is not a devknow index" in out
+    assert re.search(r"moved aside to index\.sqlite3\.damaged-\d+ and rebuilt", out) and "3 added" in out
+    assert len(list(path.parent.glob("index.sqlite3.damaged-*"))) == 1
 
 
 # -- a full disk ----------------------------------------------------------------------------------------

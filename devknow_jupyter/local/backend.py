@@ -84,13 +84,15 @@ class LocalBackend:
         if spec != "local" and not spec.startswith("local:"):
             raise ConfigurationError(f"Not a local endpoint: {spec!r}", hint="Use 'local' or 'local:/path'.")
         if not target:
-            index = open_cache_index(default_index_path())
-            report = _refresh_default(index)
+            report = IndexReport()
+            index = open_cache_index(default_index_path(), report=report)
+            report.merge(_refresh_default(index))
             return cls(index, "local", report=report)
         path = Path(os.path.expandvars(target)).expanduser()
         if path.is_dir() or (path.is_file() and path.suffix.lower() == ".jsonl"):
-            index = open_cache_index(folder_index_path(path))
-            report = index.add_folder(path)
+            report = IndexReport()
+            index = open_cache_index(folder_index_path(path), report=report)
+            report.merge(index.add_folder(path))
             return cls(index, f"local:{target}", report=report)
         if path.is_file():
             if not _is_sqlite(path):
@@ -164,8 +166,9 @@ class LocalBackend:
         return {"documents": documents}
 
 
-def open_cache_index(path: Path, *, cache_mb: int = 64) -> LocalIndex:
-    """Open an index that lives in the cache; a file there that is not an index is moved aside and rebuilt.
+def open_cache_index(path: Path, *, cache_mb: int = 64, report: IndexReport | None = None) -> LocalIndex:
+    """Open an index that lives in the cache; a file there that is not an index is moved aside and rebuilt
+    (said in ``report.warnings``, when given).
 
     Raises :class:`~devknow_jupyter.errors.LocalIndexError` (one line: what, where, what to do) when the
     cache folder can't be used (a file in its place, a read-only folder, a full disk): an index kept only
@@ -182,10 +185,13 @@ def open_cache_index(path: Path, *, cache_mb: int = 64) -> LocalIndex:
         except OSError as moving:
             raise index_failure(moving, str(path), "move the damaged local index aside") from None
         try:
-            return LocalIndex(path, cache_mb=cache_mb)
+            rebuilt = LocalIndex(path, cache_mb=cache_mb)
         except ConfigurationError:
             message = f"Could not rebuild the local index {path} ({exc}); {_CACHE_DIR_ADVICE}."
             raise LocalIndexError(message, kind="damaged", path=str(path)) from None
+        if report is not None:
+            report.warnings.append((str(path), f"{exc.message}; moved aside to {aside.name} and rebuilt"))
+        return rebuilt
 
 
 def _refresh_default(index: LocalIndex) -> IndexReport:
