@@ -139,3 +139,15 @@ def test_the_shared_corpus_jsonl(tmp_path: Path) -> None:
         assert index.verify() == []
         assert index.search("go mod init")
         assert index.add_folder(corpus).unchanged == report.added
+
+
+def test_a_page_file_keeps_a_name_that_a_json_line_repeats(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    write_jsonl(folder / "a-first-by-name.jsonl", [line(name=KITE, content="# From the line\n\nline text.\n")])
+    (folder / "z-page.md").write_text(f"---\nname: {KITE}\n---\n# From the page\n\npage text.\n")
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        report = index.add_folder(folder)
+        assert index.get([KITE])[0]["title"] == "From the page"
+        reason = f"duplicate name {KITE!r}: {folder / 'z-page.md'} has it already"
+        assert report.skipped == [(f"{folder / 'a-first-by-name.jsonl'}:1", reason)]

@@ -516,6 +516,12 @@ class LocalIndex:
         if row is not None and row[3] == digest:
             report.unchanged += 1
             return 0
+        if row is None:  # a name new to this file: if another file has it, say so before chunking the page
+            sql = "SELECT path FROM documents WHERE name = ? AND origin = 'file'"
+            taken = self._db.execute(sql, (name,)).fetchone()
+            if taken is not None:
+                report.skipped.append((where, _duplicate(name, taken[0])))
+                return 0
         page = self._page(name, uri, title, fields["description"], content)
         return self._write_file_page(page, digest, report, where, root=str(root), path=key)
 
@@ -554,7 +560,7 @@ class LocalIndex:
             raise _Skip(f"too many passages ({len(page.chunks):,}; at most {PASSAGES_PER_PAGE:,} per page)")
         owner = db.execute("SELECT id, origin, path FROM documents WHERE name = ?", (page.name,)).fetchone()
         if owner is not None and owner[1] == "file" and owner[2] != path:
-            raise _Skip(f"duplicate name {page.name!r}: {_source_file(owner[2])} has it already")
+            raise _Skip(_duplicate(page.name, owner[2]))
         if path is not None:
             # The file's front matter may have renamed it: drop the row its old name had.
             previous = db.execute("SELECT id FROM documents WHERE path = ? AND name != ?", (path, page.name)).fetchone()
@@ -926,6 +932,10 @@ def _source_file(path: str) -> str:
     """The file a document was read from: its path, or the JSON Lines file of ``FILE.jsonl::NAME``."""
     at = path.lower().find(".jsonl" + _JSONL_MARK)
     return path[: at + len(".jsonl")] if at >= 0 else path
+
+
+def _duplicate(name: str, owner_path: str) -> str:
+    return f"duplicate name {name!r}: {_source_file(owner_path)} has it already"
 
 
 def _jsonl_name(fields: dict[str, str]) -> str:

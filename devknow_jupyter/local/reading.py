@@ -56,7 +56,8 @@ class Unreadable(Exception):
 
 @dataclass
 class FolderScan:
-    """What walking a folder found: the files to index (sorted) and ``(path, reason)`` for those left out."""
+    """What walking a folder found: the files to index (Markdown, then JSON Lines, each sorted by path) and
+    ``(path, reason)`` for those left out."""
 
     files: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
@@ -108,7 +109,8 @@ def walk_folder(root: Path, exclude: Iterable[str] = (), *, follow_symlinks: boo
                 scan.skipped.append((str(path), reason))
             else:
                 scan.files.append(path)
-    scan.files.sort()
+    # Markdown first: when a page file and a JSON line carry the same name, the page file keeps it.
+    scan.files.sort(key=lambda path: (path.suffix.lower() in JSONL_SUFFIXES, path))
     return scan
 
 
