@@ -48,6 +48,7 @@ JSONL_SUFFIXES = (".jsonl",)
 # Folders never worth walking: version control, virtual environments, build output.
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 _READ_CHUNK = 1 << 16
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class Unreadable(Exception):
@@ -200,11 +201,19 @@ def open_document(path: Path, root: Path | None = None, *, follow_symlinks: bool
     case the folder changed since it was walked). The open never blocks and never follows a FIFO or
     device: the descriptor is checked to be a regular file before anything is read.
     """
-    if root is not None and not follow_symlinks and not _inside(Path(os.path.realpath(path)), root):
-        raise Unreadable(f"a symlink to {os.path.realpath(path)}, outside the folder (not followed)")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        descriptor = os.open(path, flags)
+        # Most files are not links: O_NOFOLLOW opens them without resolving the path (one syscall), and
+        # refuses a file that became a link since the walk; a link is then judged by where it leads.
+        try:
+            descriptor = os.open(path, flags | _NOFOLLOW)
+        except OSError as exc:
+            if not _NOFOLLOW or exc.errno != errno.ELOOP:
+                raise
+            target = Path(os.path.realpath(path))
+            if root is not None and not follow_symlinks and not _inside(target, root):
+                raise Unreadable(f"a symlink to {target}, outside the folder (not followed)") from None
+            descriptor = os.open(path, flags)
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a FIFO with no writer, or a socket
             raise Unreadable("not a regular file (a FIFO or socket)") from None
