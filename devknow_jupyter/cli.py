@@ -79,6 +79,13 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "server when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index)",
     )
     parser.add_argument(
+        "--protocol",
+        choices=("mcp", "rest"),
+        default=default(None),
+        help="how to talk to a remote server: the MCP tools, or the API's REST surface (filters, paging, "
+        "citations; needs the rest extra). Default: DEVKNOW_PROTOCOL, else mcp",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         default=default(False),
@@ -89,7 +96,7 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         type=_positive_float,
         metavar="SECONDS",
         default=default(30.0),
-        help="seconds to wait for a reply (default: 30)",
+        help="seconds one call may take in all, retries and waits included (default: 30)",
     )
 
 
@@ -111,8 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = command("search", "Search passages of documentation.")
     search.add_argument("query", nargs="+", metavar="QUERY", help="what to look for (quotes optional)")
-    search.add_argument("-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits")
-    search.add_argument("--source", metavar="DOMAIN", help="only hits from this site, e.g. firebase.google.com")
+    search.add_argument(
+        "-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits (REST: up to 100)"
+    )
+    search.add_argument(
+        "--source",
+        metavar="DOMAIN",
+        action="append",
+        help="only hits from this site, e.g. firebase.google.com (repeat for several)",
+    )
+    search.add_argument("--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST protocol)")
 
     get = command("get", "Print whole documents as Markdown.")
     get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
@@ -218,20 +233,24 @@ def _print_documents(documents: Any, out: TextIO) -> None:
         out.write(doc.content.rstrip() + "\n")
 
 
+def _print_answer(answer: Any, out: TextIO) -> None:
+    from .render.citations import cited_plain  # [1], [2] after cited segments, as in the list below
+
+    out.write(dataclasses.replace(answer, answer_text=cited_plain(answer)).to_markdown())
+
+
 # -- subcommands ------------------------------------------------------------------------------------
 
 
 def _client(args: argparse.Namespace) -> Any:
     from .client import DevKnowClient
 
-    return DevKnowClient(args.endpoint, timeout=args.timeout)
+    return DevKnowClient(args.endpoint, timeout=args.timeout, protocol=args.protocol)
 
 
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        results = client.search_documents(" ".join(args.query), source=args.source)
-    if args.n is not None and len(results) > args.n:
-        results = results[: args.n]
+        results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
     _note(results.info.notices)
     _emit(results, args, out, _print_hits)
     return 0
@@ -259,7 +278,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
         _emit(result, args, out, _print_hits)
     else:
-        _emit(result, args, out, lambda answer, stream: stream.write(answer.to_markdown()))
+        _emit(result, args, out, _print_answer)
     return 0
 
 

@@ -25,14 +25,16 @@ from .errors import (
     ConfigurationError,
     DevKnowError,
     DocumentNotFoundError,
+    ProtocolError,
     QuotaExceededError,
     ToolError,
     TransportError,
     register_secret,
+    split_url_credentials,
 )
-from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unreachable, source_field
+from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unreachable
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
-from .names import normalize_names
+from .names import normalize_names, source_matches
 from .tools import MAX_NAMES_PER_CALL
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "DevKnowClient",
     "resolve_api_key",
     "resolve_endpoint",
+    "resolve_protocol",
 ]
 
 #: Google's Developer Knowledge MCP server.
@@ -49,6 +52,8 @@ GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
 #: The embedded offline index.
 LOCAL_ENDPOINT = "local"
 KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
+#: How the client talks to a remote server: the MCP tools (default) or the API's REST surface.
+PROTOCOLS = ("mcp", "rest")
 #: Said on search results that stand in for an answer because the answer quota is used up.
 QUOTA_FALLBACK_NOTICE = "The answer quota is used up, so these are search results for the question instead."
 
@@ -56,7 +61,11 @@ _local_notice_shown = False
 
 
 def resolve_api_key(api_key: str | None = None) -> tuple[str | None, str | None]:
-    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY."""
+    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY.
+
+    Surrounding whitespace is dropped (a key read from a file ends in a newline, which no header may hold).
+    """
+    api_key = (api_key or "").strip()
     if api_key:
         return api_key, "argument"
     for variable in KEY_VARIABLES:
@@ -78,6 +87,20 @@ def resolve_endpoint(endpoint: str | None, have_credentials: bool) -> tuple[str,
     return LOCAL_ENDPOINT, "no key"
 
 
+def resolve_protocol(protocol: str | None = None) -> str:
+    """``"mcp"`` (the default) or ``"rest"``: the argument, else DEVKNOW_PROTOCOL, else ``"mcp"``."""
+    value = (protocol or os.environ.get("DEVKNOW_PROTOCOL", "") or "mcp").strip().lower()
+    if value not in PROTOCOLS:
+        raise ConfigurationError(f"Unknown protocol {value!r}.", hint="Use 'mcp' (the default) or 'rest'.")
+    return value
+
+
+def rest_origin(endpoint: str) -> str:
+    """The REST surface's URL for ``endpoint``: an MCP URL loses its ``/mcp`` path (same host, same API)."""
+    endpoint = endpoint.rstrip("/")
+    return endpoint[: -len("/mcp")] if endpoint.endswith("/mcp") else endpoint
+
+
 def _is_local(endpoint: str) -> bool:
     return endpoint == LOCAL_ENDPOINT or endpoint.startswith(LOCAL_ENDPOINT + ":")
 
@@ -92,16 +115,22 @@ class DevKnowClient:
         api_key: Sent only in the ``X-Goog-Api-Key`` header. Default: ``DEVKNOW_API_KEY``, else
             ``GOOGLE_API_KEY``.
         access_token: An OAuth bearer token, instead of a key.
-        timeout: Seconds to wait for a reply (connecting has its own, shorter limit).
+        timeout: Seconds a whole call may take: connecting, retries, backoff and ``Retry-After`` waits and
+            reading the reply included (connecting has its own, shorter limit within it).
         cache: A :class:`~devknow_jupyter.cache.ResultCache`, ``None`` for the process-wide one, or
             ``False`` for none.
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
         http_transport: An ``httpx`` transport for the remote backend (tests, proxies).
+        protocol: ``"mcp"`` (default) or ``"rest"`` (the API's REST surface, with filters, paging and
+            citations; needs the ``rest`` extra). Default: ``DEVKNOW_PROTOCOL``, else ``"mcp"``. With
+            ``"rest"`` an MCP URL such as Google's ``.../mcp`` means the same host's REST surface.
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
         offline_fallback: With a key or token on a remote endpoint, answer from the local index (starter
             pack, indexed folders, saved pages) when the service cannot be reached (DNS failure, refused
             connection, connect or read timeout), with a notice in ``info.notices``. Errors the server
             replies with (401, 403, 429, tool errors) are never replaced.
+        max_reply_bytes: The largest reply (JSON body or one event of a stream) read from a remote server,
+            32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
 
@@ -128,10 +157,13 @@ class DevKnowClient:
         offline_store: bool = True,
         offline_fallback: bool = True,
         max_workers: int = 4,
+        max_reply_bytes: int | None = 32 * 1024 * 1024,  # the transport's MAX_REPLY_BYTES
         announce: bool = True,
+        protocol: str | None = None,
     ) -> None:
+        self.protocol = resolve_protocol(protocol)
         self.api_key, self.key_source = resolve_api_key(api_key)
-        self._access_token = access_token or None
+        self._access_token = (access_token or "").strip() or None
         register_secret(self.api_key)
         register_secret(self._access_token)
         if backend is not None:
@@ -140,6 +172,8 @@ class DevKnowClient:
             self.endpoint, self.endpoint_source = resolve_endpoint(
                 endpoint, bool(self.api_key or self._access_token)
             )
+            self._take_url_credentials()
+        self._max_reply_bytes = max_reply_bytes
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         if cache is None or cache is True:
@@ -170,6 +204,7 @@ class DevKnowClient:
         self._lock = threading.RLock()
         self._closed = False
         self.notices: list[str] = []
+        self._fallback_notices: list[str] = []  # said once more on the next result
         self._announce = announce
         self._backend = backend if backend is not None else self._make_backend()
         if self.endpoint_source == "no key":
@@ -191,6 +226,8 @@ class DevKnowClient:
                 f"Not an MCP endpoint: {self.endpoint!r}",
                 hint="Use an http(s) URL such as https://developerknowledge.googleapis.com/mcp, or 'local'.",
             )
+        if self.protocol == "rest":
+            return self._rest_backend()
         from .transport import McpHttpBackend
 
         return McpHttpBackend(
@@ -201,7 +238,72 @@ class DevKnowClient:
             connect_timeout=self.connect_timeout,
             headers=self._headers,
             http_transport=self._http_transport,
+            max_reply_bytes=self._max_reply_bytes,
         )
+
+    def _take_url_credentials(self) -> None:
+        # A key in the endpoint URL (https://user:KEY@host/mcp, ?key=KEY) moves to its header; the URL
+        # kept (shown in repr, status and messages) is the one without it.
+        self.endpoint, url_key, url_token = split_url_credentials(self.endpoint)
+        explicit_key = self.api_key if self.key_source == "argument" else None  # the environment's yields
+        for found, given, what in ((url_key, explicit_key, "API key"), (url_token, self._access_token, "token")):
+            if found and given and found != given:
+                raise ConfigurationError(
+                    f"The endpoint URL holds an {what} and another one was given; pass one only.",
+                    hint="Keys belong in api_key= or DEVKNOW_API_KEY, not in the URL.",
+                )
+        if url_key:
+            self.api_key, self.key_source = url_key, "the endpoint URL"
+        if url_token:
+            self._access_token = url_token
+
+    def _rest_backend(self) -> Backend:
+        from .rest import RestBackend
+
+        return RestBackend(
+            rest_origin(self.endpoint),
+            api_key=self.api_key,
+            access_token=self._access_token,
+            headers=self._headers,
+            timeout=self.timeout,
+            credential_source=self.key_source,
+        )
+
+    def _switch_to_rest(self, exc: DevKnowError, tool: str | None) -> bool:
+        """After the MCP server refused the handshake, or lacks ``tool``: use the same host's REST surface for
+        the rest of this client's life, when the ``rest`` extra is installed. Returns whether it switched."""
+        backend = self._backend
+        speaks_mcp = getattr(backend, "protocol", "mcp") == "mcp"
+        if self.endpoint_source == "backend" or backend.kind != "remote" or not speaks_mcp:
+            return False  # a backend of the caller's, the offline index, or REST already
+        if isinstance(exc, ProtocolError):
+            if getattr(backend, "era", None) is not None:
+                return False  # the server spoke MCP before: a fault in one reply, not a refusal
+            why = "refused the MCP handshake"
+        elif isinstance(exc, ToolError) and tool and _looks_like_missing_tool(exc):
+            try:
+                if tool in {item.get("name") for item in backend.list_tools()}:
+                    return False  # the tool is there: its error is a real one
+            except DevKnowError:
+                return False
+            why = f"offers no {tool} tool"
+        else:
+            return False
+        from .rest import rest_available
+
+        if not rest_available():
+            return False
+        with self._lock:
+            if self._backend is not backend:  # another thread switched already
+                return True
+            self._backend, self._tools = self._rest_backend(), None
+        line = f"devknow: {self.endpoint} {why}; using the REST API at {self._backend.endpoint} from now on."
+        self.notices.append(line)
+        self._fallback_notices.append(line)
+        if self._announce:
+            print(line, file=sys.stderr)
+        backend.close()
+        return True
 
     def _say_once(self, line: str) -> None:
         global _local_notice_shown
@@ -235,37 +337,104 @@ class DevKnowClient:
     # -- the three tools ------------------------------------------------------------------------
 
     def search_documents(
-        self, query: str, *, source: str | None = None, refresh: bool = False
+        self,
+        query: str,
+        *,
+        source: str | Iterable[str] | None = None,
+        since: Any = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+        refresh: bool = False,
     ) -> SearchResults:
         """Search the documentation; returns the matching passages as :class:`SearchResults`.
 
         Args:
             query: What to look for, in plain words.
-            source: Keep only hits from this site (e.g. ``"firebase.google.com"``); sent to the service
-                when its tool accepts a filter, otherwise applied to the hits here (with a notice).
+            source: Keep only hits from this site (e.g. ``"firebase.google.com"``), or from any of several
+                (a list, or names separated by commas); sent to the service when its search takes a filter
+                (REST: ``data_source = "…" OR …``), otherwise applied to the hits here (with a notice).
+            since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``); REST only,
+                other servers say in a notice that they could not apply it.
+            page_size: How many hits (REST: up to 100 a page; elsewhere the hits are cut here).
+            page_token: A page after the first: ``results.next_page_token`` (or use ``results.next_page()``).
             refresh: Ask the server even when the answer is cached.
         """
         query = self._check_query(query)
-        if source:
-            source = source.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
+        from .rest.filters import normalize_sources
+
+        sources = normalize_sources(source)
         started = time.perf_counter()
-        notices: list[str] = []
         try:
-            hits, from_cache, filtered = self._search(query, source, refresh=refresh)
+            arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
+            (hits, token, served), from_cache = self._call_cached(
+                "search_documents", arguments, refresh=refresh, parse=_parse_page
+            )
             local = False
         except TransportError as exc:
-            if not self._falls_back(exc):
+            if not self._falls_back(exc) or page_token:  # a later page of the service's results: not here
                 raise
-            hits, from_cache, filtered = self._search(query, source, refresh=refresh, fallen=exc)
-            local = True
-            notices.append(fallback_notice(exc))
-        chunks: Iterable[DocumentChunk] = hits
-        if source and not filtered:
-            chunks = [hit for hit in hits if _host_matches(hit.uri, source)]
-            notices.append(_filtered_here(source, len(chunks), len(hits)))
-        out = SearchResults(query, chunks, self._info(started, from_cache, notices, local=local))
+            inputs = self._fallback.search_inputs(exc)
+            arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, None, inputs)
+            (hits, _, served), from_cache = _parse_page(self._call_local("search_documents", arguments, exc)), False
+            token, local = None, True
+            notices.insert(0, fallback_notice(exc))
+        notices.extend(served)
+        chunks: list[DocumentChunk] = list(hits)
+        if filter_here:
+            chunks = [hit for hit in hits if any(source_matches(hit.uri, site) for site in filter_here)]
+            notices.append(_filtered_here(", ".join(filter_here), len(chunks), len(hits)))
+        if page_size and len(chunks) > page_size:
+            chunks = chunks[:page_size]
+        info = self._info(started, from_cache, notices, local=local)
+        out = SearchResults(query, chunks, info, next_page_token=token)
         out._client = self
+        out._request = {"source": sources or None, "since": since, "page_size": page_size}
         return out
+
+    def _search_arguments(
+        self,
+        query: str,
+        sources: list[str],
+        since: Any,
+        page_size: int | None,
+        page_token: str | None,
+        inputs: set[str] | None = None,
+    ) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The tool's arguments for a search, the sites left to filter here, and notices on what the server
+        can't do. Filters and paging go to the server when its search schema takes them (the REST backend).
+        ``inputs``: the search tool's argument names, when not the server's (the local index's, offline)."""
+        from .rest.filters import build_filter, rfc3339
+
+        arguments: dict[str, Any] = {"query": query}
+        notices: list[str] = []
+        rest = getattr(self._backend, "protocol", None) == "rest" and inputs is None
+        if inputs is not None:
+            accepts = inputs
+        else:
+            accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
+        if "filter" in accepts and (sources or since):
+            arguments["filter"] = build_filter(sources, since)
+            filter_here = [site for site in sources if "/" in site]  # the service filters by whole sites only
+        else:
+            field = _source_field(accepts) if sources else None
+            filter_here = sources if len(sources) != 1 or not field else []
+            if field and not filter_here:
+                arguments[field] = sources[0]
+            if since:
+                notices.append(f"Not applied: since {rfc3339(since)} (this server's search takes no date filter).")
+        if page_size and "page_size" in accepts:
+            from .rest import MAX_PAGE_SIZE
+
+            if page_size > MAX_PAGE_SIZE:
+                notices.append(f"The service returns at most {MAX_PAGE_SIZE} hits a page; use next_page() for more.")
+            arguments["page_size"] = min(int(page_size), MAX_PAGE_SIZE)
+        if page_token:
+            if "page_token" not in accepts:
+                raise ConfigurationError(
+                    "This server's search has no pages.", hint="Use protocol='rest' for paging, or a larger -n."
+                )
+            arguments["page_token"] = page_token
+        return arguments, filter_here, notices
 
     def get_documents(self, names: Any, *, refresh: bool = False) -> Documents:
         """Fetch whole documents (Markdown) by name, page URL, hit or search results, in request order.
@@ -328,7 +497,7 @@ class DevKnowClient:
             data, from_cache = self._call_local("answer_query", {"query": query}, exc), False
             notices.append(fallback_notice(exc))
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, notices, local=bool(notices))
+        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=bool(notices))
         answer._client = self
         return answer
 
@@ -354,7 +523,12 @@ class DevKnowClient:
         self._check_credentials()  # like the tool calls: no keyless request to Google's server
         with self._lock:
             if self._tools is None or refresh:
-                self._tools = self._backend.list_tools()
+                try:
+                    self._tools = self._backend.list_tools()
+                except ProtocolError as exc:
+                    if not self._switch_to_rest(exc, None):
+                        raise
+                    self._tools = self._backend.list_tools()
             return self._tools
 
     # -- status and lifecycle -------------------------------------------------------------------
@@ -369,6 +543,7 @@ class DevKnowClient:
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
             "backend": self.backend_kind,
+            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else None,
             "era": getattr(self._backend, "era", None),
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),
@@ -427,25 +602,15 @@ class DevKnowClient:
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
         self._check_credentials()
+        try:
+            return self._backend.call_tool(tool, arguments)
+        except (ProtocolError, ToolError) as exc:
+            if not self._switch_to_rest(exc, tool):
+                raise
         return self._backend.call_tool(tool, arguments)
 
     def _falls_back(self, exc: TransportError) -> bool:
         return self.offline_fallback and is_unreachable(exc)
-
-    def _search(
-        self, query: str, source: str | None, *, refresh: bool, fallen: TransportError | None = None
-    ) -> tuple[tuple[DocumentChunk, ...], bool, bool]:
-        """``(hits, from_cache, filtered by the backend)`` from the backend, or the local index after ``fallen``."""
-        arguments: dict[str, Any] = {"query": query}
-        field = None
-        if source:
-            field = self._fallback.source_argument(fallen) if fallen is not None else self._source_argument()
-            if field:
-                arguments[field] = source
-        if fallen is not None:
-            return _parse_hits(self._call_local("search_documents", arguments, fallen)), False, bool(field)
-        hits, from_cache = self._call_cached("search_documents", arguments, refresh=refresh, parse=_parse_hits)
-        return hits, from_cache, bool(field)
 
     def _call_local(self, tool: str, arguments: dict[str, Any], cause: TransportError) -> dict[str, Any]:
         """One call on the local index, standing in for the unreachable service (never cached)."""
@@ -504,6 +669,8 @@ class DevKnowClient:
     def _fetch_batch(self, names: list[str]) -> dict[str, Document]:
         try:
             data = self._call("get_documents", {"names": names})
+        except DocumentNotFoundError as exc:  # the backend told the unknown names apart already (REST)
+            data = (exc.documents or Documents()).to_dict()
         except ToolError as exc:
             if len(names) > 1 and _looks_not_found(exc):
                 # The server failed the whole batch for an unknown name: split to keep the known ones.
@@ -527,18 +694,24 @@ class DevKnowClient:
                 self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix="devknow")
             return self._pool
 
-    def _source_argument(self) -> str | None:
+    def _search_inputs(self) -> set[str]:
+        """The argument names the server's search_documents takes (from its input schema)."""
         try:
             tools = self.list_tools()
         except TransportError as exc:
             if self._falls_back(exc):
                 raise  # unreachable: the search goes to the local index at once, without a second try
-            return None
+            return set()
         except DevKnowError:
-            return None
-        return source_field(tools)
+            return set()
+        for tool in tools:
+            if tool.get("name") == "search_documents":
+                return set((tool.get("inputSchema") or {}).get("properties") or {})
+        return set()
 
     def _info(self, started: float, from_cache: bool, notices: list[str], *, local: bool = False) -> ResultInfo:
+        if self._fallback_notices:
+            notices, self._fallback_notices = [*self._fallback_notices, *notices], []
         return ResultInfo(
             backend="local" if local else self.backend_kind,
             endpoint=LOCAL_ENDPOINT if local else self.endpoint,
@@ -579,8 +752,17 @@ class DevKnowClient:
             self.notices.append(f"Could not save documents offline: {exc}")
 
 
-def _parse_hits(data: dict[str, Any]) -> tuple[DocumentChunk, ...]:
-    return tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
+def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
+    """The hits, the next page's token, and the one-line ``notices`` a server may send beside them (the
+    local index's weak match)."""
+    hits = tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
+    notices = data.get("notices") if isinstance(data.get("notices"), list) else []
+    return hits, data.get("nextPageToken") or None, tuple(str(n) for n in notices if str(n).strip())
+
+
+def _source_field(inputs: set[str]) -> str | None:
+    """The site filter argument among a search tool's argument names, if it has one."""
+    return next((field for field in ("source", "data_source", "site") if field in inputs), None)
 
 
 def _filtered_here(source: str, kept: int, scanned: int) -> str:
@@ -595,12 +777,11 @@ def _filtered_here(source: str, kept: int, scanned: int) -> str:
     )
 
 
-def _host_matches(uri: str, source: str) -> bool:
-    host = (urlsplit(uri).hostname or "").lower()
-    domain, _, path = source.partition("/")
-    if not (host == domain or host.endswith("." + domain)):
-        return False
-    return not path or urlsplit(uri).path.lstrip("/").startswith(path)
+def _looks_like_missing_tool(exc: ToolError) -> bool:
+    # JSON-RPC "method not found" / "invalid params" (the SDKs' "Unknown tool"), or words to that effect.
+    text = exc.message.lower()
+    unknown = "unknown tool" in text or "no such tool" in text or ("tool" in text and "not found" in text)
+    return not isinstance(exc, DocumentNotFoundError) and (exc.code in (-32601, -32602) or unknown)
 
 
 def _looks_not_found(exc: ToolError) -> bool:

@@ -250,7 +250,9 @@ def _guarded(build: Callable[[], Any], fallback: Callable[[], Any]) -> Any:
 
 def _fallback(text: str, mime: str) -> str:
     if mime == "text/markdown":
-        return "```text\n" + text.replace("```", "ʼʼʼ") + "\n```\n"
+        from .render.markdown import fenced_source
+
+        return fenced_source(text, "text")  # verbatim: a fence longer than any backtick run inside
     from .render.style import ROOT_CLASS, style_block
 
     return f'{style_block()}\n<div class="{ROOT_CLASS}"><pre>{html.escape(text)}</pre></div>'

@@ -751,11 +751,11 @@ class Explorer:
         shown = results[:MAX_HITS]
         labels, tips = [], []
         for number, hit in enumerate(shown, 1):
-            host = urlsplit(hit.uri).hostname or ""
+            host = _host(hit.uri)
             labels.append((f"{number}. {_one_line(hit.title, 90)} — {host}", number - 1))
             tips.append(f"{hit.title}\n{hit.uri}")
         for hit in shown:
-            host = (urlsplit(hit.uri).hostname or "").lower()
+            host = _host(hit.uri).lower()
             if host and host not in self._domains:
                 self._domains.append(host)
         with self._quietly():
@@ -983,6 +983,14 @@ def _notices(result: Any) -> str | None:
     info = getattr(result, "info", None)
     notices = list(getattr(info, "notices", None) or [])
     return " ".join(notices) if notices else None
+
+
+def _host(uri: str) -> str:
+    """The host of a page's URL, or "" for URLs without one or that ``urlsplit`` refuses (``http://[::1``)."""
+    try:
+        return urlsplit(uri).hostname or ""
+    except ValueError:
+        return ""
 
 
 def _one_line(text: str, width: int) -> str:

@@ -20,7 +20,7 @@ from .errors import DevKnowError, LocalIndexError, TransportError
 if TYPE_CHECKING:
     from .local.backend import LocalBackend
 
-__all__ = ["FALLBACK_BACKEND", "OfflineFallback", "fallback_notice", "is_unreachable", "source_field"]
+__all__ = ["FALLBACK_BACKEND", "OfflineFallback", "fallback_notice", "is_unreachable"]
 
 #: How ``DevKnowClient.status()["answered_by"]`` names the local index standing in for the service.
 FALLBACK_BACKEND = "local (offline fallback)"
@@ -76,10 +76,12 @@ class OfflineFallback:
         except sqlite3.Error as exc:
             raise cause from exc
 
-    def source_argument(self, cause: BaseException) -> str | None:
-        """The local search tool's site filter argument, when it has one."""
-        tools = self.backend(cause).list_tools()
-        return source_field(tools)
+    def search_inputs(self, cause: BaseException) -> set[str]:
+        """The argument names the local search tool takes (its site filter among them)."""
+        for tool in self.backend(cause).list_tools():
+            if tool.get("name") == "search_documents":
+                return set((tool.get("inputSchema") or {}).get("properties") or {})
+        return set()
 
     def close(self) -> None:
         """Close the local index, if it was opened. Safe to call twice."""
@@ -89,13 +91,3 @@ class OfflineFallback:
         if backend is not None:
             backend.close()
 
-
-def source_field(tools: list[dict[str, Any]]) -> str | None:
-    """The name of ``search_documents``'s site filter argument in a ``tools/list`` answer, if any."""
-    for tool in tools:
-        if tool.get("name") == "search_documents":
-            properties = (tool.get("inputSchema") or {}).get("properties") or {}
-            for field in ("source", "data_source", "site"):
-                if field in properties:
-                    return field
-    return None

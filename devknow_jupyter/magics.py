@@ -183,9 +183,9 @@ class _MarkdownSource(str):
         printer.text(str(self))  # the source itself, not a quoted repr
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        runs = [len(run) for run in re.findall(r"`+", self)]
-        fence = "`" * max(3, max(runs, default=0) + 1)  # longer than any backtick run inside
-        return {"text/plain": str(self), "text/markdown": f"{fence}markdown\n{self}\n{fence}\n"}
+        from .render.markdown import fenced_source
+
+        return {"text/plain": str(self), "text/markdown": fenced_source(str(self), "markdown")}
 
 
 class _Progress:
@@ -248,7 +248,7 @@ class DevKnowMagics(Magics):
     max_results = Int(10, help="How many hits %devsearch shows when -n is not given.").tag(config=True)
     cache_ttl = Float(3600.0, help="Seconds a result stays cached (0 caches nothing).").tag(config=True)
     cache_size = Int(512, help="How many results the kernel's cache keeps (0 caches nothing).").tag(config=True)
-    timeout = Float(30.0, help="Seconds to wait for the server's reply.").tag(config=True)
+    timeout = Float(30.0, help="Seconds one call may take in all (retries and waits included).").tag(config=True)
     widgets = Bool(True, help="Show results as interactive widgets (False: static Markdown/HTML only).").tag(
         config=True
     )
@@ -389,6 +389,7 @@ class DevKnowMagics(Magics):
     )
     @argument("-o", "--out", metavar="VAR", help="Also store the hits in the variable VAR.")
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
+    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
     @argument(
         "--json",
@@ -416,7 +417,7 @@ class DevKnowMagics(Magics):
             %devsearch -n 3 --source firebase.google.com sign in with email
         """
         line = _strip_silencing_semicolon(line)
-        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source"})
+        options, query = _split_options(line, {"-n", "--max-results", "-o", "--out", "--source", "--since"})
         args = _parse(self.devsearch, options)
         out = _variable_name(args.out, self.shell)
         if not query:
@@ -426,7 +427,9 @@ class DevKnowMagics(Magics):
         if limit < 1:
             raise UsageError("-n must be at least 1.")
         with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
-            results = self.session.client().search_documents(query, source=args.source, refresh=args.refresh)
+            results = self.session.client().search_documents(
+                query, source=args.source, since=args.since, page_size=limit, refresh=args.refresh
+            )
             if len(results) > limit:
                 results = results[:limit]
             self._store("_devsearch", out, results)
@@ -545,6 +548,9 @@ class DevKnowMagics(Magics):
     @argument(
         "--endpoint", metavar="URL", help="Use this MCP server; 'local' for the offline index, 'auto' for the default."
     )
+    @argument(
+        "--protocol", choices=("mcp", "rest"), help="Talk MCP (default) or the API's REST surface (the rest extra)."
+    )
     @argument("--clear-cache", action="store_true", help="Forget every cached result.")
     @argument("--debug", action="store_true", dest="debug", default=None, help="Show full tracebacks for errors.")
     @argument("--no-debug", action="store_false", dest="debug", help="Show errors as one short line (default).")
@@ -594,7 +600,16 @@ class DevKnowMagics(Magics):
                 self.endpoint = endpoint
             except TraitError as exc:
                 raise UsageError(str(exc)) from None
-            said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
+            from .errors import split_url_credentials  # a key typed into the URL is never echoed
+
+            shown = split_url_credentials(self.endpoint)[0] if self.endpoint else "automatic"
+            said.append(f"Endpoint: {shown} (the client reconnects on next use).")
+        if args.protocol is not None:
+            import os  # the client reads DEVKNOW_PROTOCOL when it is next built
+
+            os.environ["DEVKNOW_PROTOCOL"] = args.protocol
+            self.session.close()
+            said.append(f"Protocol: {args.protocol} (the client reconnects on next use).")
         if args.clear_cache:
             from .cache import shared_cache
 

@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Any, overload
 if TYPE_CHECKING:
     from .client import DevKnowClient
 
-__all__ = ["Answer", "Document", "DocumentChunk", "Documents", "ResultInfo", "SearchResults"]
+__all__ = [
+    "Answer",
+    "Citation",
+    "Document",
+    "DocumentChunk",
+    "Documents",
+    "ResultInfo",
+    "SearchResults",
+    "byte_offset_to_index",
+    "resolve_citations",
+]
 
 DOCUMENT_PREFIX = "documents/"
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -96,12 +106,42 @@ class DocumentChunk(_Displayable):
 
 
 class SearchResults(Sequence[DocumentChunk], _Displayable):
-    """The hits of one ``search_documents`` call: a sequence of :class:`DocumentChunk`, with ``.query``."""
+    """The hits of one ``search_documents`` call: a sequence of :class:`DocumentChunk`, with ``.query``.
 
-    def __init__(self, query: str, chunks: Iterable[DocumentChunk] = (), info: ResultInfo | None = None) -> None:
+    ``next_page_token`` is set when the server has more hits (the REST backend pages); :meth:`next_page`
+    fetches them with the same filters.
+    """
+
+    #: The search's options besides the query (source, since, page_size), for :meth:`next_page`.
+    _request: dict[str, Any] | None = None
+
+    def __init__(
+        self,
+        query: str,
+        chunks: Iterable[DocumentChunk] = (),
+        info: ResultInfo | None = None,
+        next_page_token: str | None = None,
+    ) -> None:
         self.query = query
         self._chunks: tuple[DocumentChunk, ...] = tuple(chunks)
         self.info = info or ResultInfo()
+        self.next_page_token = next_page_token or None
+
+    @property
+    def has_next_page(self) -> bool:
+        """True when the server said there are more hits."""
+        return bool(self.next_page_token)
+
+    def next_page(self, *, refresh: bool = False) -> SearchResults:
+        """The next page of hits, searched with the same query and filters (a new request)."""
+        from .errors import ConfigurationError
+
+        if not self.next_page_token:
+            raise ConfigurationError("There is no next page: the server sent all the hits it has for this search.")
+        if self._client is None:
+            raise ConfigurationError("These results were not made by a client, so they cannot fetch more.")
+        options = dict(self._request or {})
+        return self._client.search_documents(self.query, page_token=self.next_page_token, refresh=refresh, **options)
 
     @property
     def from_cache(self) -> bool:
@@ -139,18 +179,24 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
         return f"<SearchResults query={self.query!r} hits={len(self)}>"
 
     def _derive(self, chunks: Iterable[DocumentChunk]) -> SearchResults:
-        derived = SearchResults(self.query, chunks, self.info)
+        derived = SearchResults(self.query, chunks, self.info, self.next_page_token)
         derived._client = self._client
+        derived._request = self._request
         return derived
 
     def to_dict(self) -> dict[str, Any]:
-        """The service's JSON shape: ``{"results": [{"parent", "id", "content"}, ...]}``."""
-        return {"results": [chunk.to_dict() for chunk in self._chunks]}
+        """The service's JSON shape: ``{"results": [{"parent", "id", "content"}, ...]}``, plus ``"nextPageToken"``
+        when there are more."""
+        data: dict[str, Any] = {"results": [chunk.to_dict() for chunk in self._chunks]}
+        if self.next_page_token:
+            data["nextPageToken"] = self.next_page_token
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], query: str = "") -> SearchResults:
         """Build from the service's JSON shape."""
-        return cls(query, (DocumentChunk.from_dict(item) for item in data.get("results") or []))
+        chunks = (DocumentChunk.from_dict(item) for item in data.get("results") or [])
+        return cls(query, chunks, next_page_token=data.get("nextPageToken") or None)
 
     def to_markdown(self) -> str:
         """All hits as one Markdown text."""
@@ -229,17 +275,116 @@ class Documents(list[Document], _Displayable):
         printer.text(self._repr_mimebundle_(include=["text/plain"]).get("text/plain", repr(self)))
 
 
+def byte_offset_to_index(data: bytes, offset: int, *, round_up: bool = False) -> int:
+    """The string index of UTF-8 byte ``offset`` into ``data`` (the text's UTF-8 encoding).
+
+    An offset inside a multi-byte character snaps to a character boundary: back to the character's start,
+    or with ``round_up`` forward past its end, so a span never splits a character. Offsets beyond either
+    end are clamped to it.
+    """
+    offset = max(0, min(int(offset), len(data)))
+    if round_up:
+        while offset < len(data) and 0x80 <= data[offset] < 0xC0:  # a continuation byte: inside a character
+            offset += 1
+    # Decoding with errors="ignore" drops a character cut at the end, which is snapping back.
+    return len(data[:offset].decode("utf-8", errors="ignore"))
+
+
+@dataclass
+class Citation:
+    """A cited segment of an answer: ``answer_text[start:end] == text``, backed by ``references``.
+
+    ``start``/``end`` are Python string indexes; ``byte_start``/``byte_end`` are the UTF-8 byte offsets
+    the service sent (start inclusive, end exclusive); ``references`` are document names.
+    """
+
+    text: str
+    start: int
+    end: int
+    byte_start: int
+    byte_end: int
+    references: list[str] = field(default_factory=list)
+
+
+def _as_int(value: Any) -> int | None:
+    try:
+        return int(value)  # int64 fields travel as JSON strings
+    except (TypeError, ValueError):
+        return None
+
+
+def resolve_citations(
+    text: str, raw: Iterable[Any], references: Sequence[str]
+) -> tuple[list[Citation], list[str]]:
+    """Citations in the service's shape (``{"startIndex", "endIndex", "sources": [{"referenceIndex"}]}``, UTF-8
+    byte offsets) as :class:`Citation` objects in text order, plus notes on what had to be fixed.
+
+    Never raises: offsets beyond the text are clamped to it, reversed, empty or unreadable spans and
+    citations of no known reference are dropped, and an overlap is trimmed to start where the previous
+    citation ends (a segment inside another adds its references to that one).
+    """
+    data = text.encode("utf-8")
+    notes: list[str] = []
+    placed: list[Citation] = []
+    for number, item in enumerate(raw if isinstance(raw, (list, tuple)) else [], 1):
+        if not isinstance(item, dict):
+            notes.append(f"citation {number} dropped (not a citation object)")
+            continue
+        # proto3 JSON leaves out zero values: a missing startIndex or referenceIndex is 0.
+        byte_start, byte_end = _as_int(item.get("startIndex", 0)), _as_int(item.get("endIndex", 0))
+        if byte_start is None or byte_end is None:
+            notes.append(f"citation {number} dropped (offsets are not numbers)")
+            continue
+        if byte_end < byte_start:
+            notes.append(f"citation {number} dropped (it ends before it starts)")
+            continue
+        if byte_start >= len(data) or byte_end <= 0:
+            notes.append(f"citation {number} dropped (outside the answer's {len(data)} bytes)")
+            continue
+        if byte_start < 0 or byte_end > len(data):
+            notes.append(f"citation {number} clamped to the answer's {len(data)} bytes")
+        sources = item.get("sources") if isinstance(item.get("sources"), list) else []
+        indexes = [_as_int((src if isinstance(src, dict) else {}).get("referenceIndex", 0)) for src in sources]
+        valid = [i for i in indexes if i is not None and 0 <= i < len(references) and references[i]]
+        names = list(dict.fromkeys(references[i] for i in valid))
+        if not names:
+            notes.append(f"citation {number} dropped (it cites no listed reference)")
+            continue
+        start = byte_offset_to_index(data, byte_start)
+        end = byte_offset_to_index(data, byte_end, round_up=True)
+        if end <= start:
+            notes.append(f"citation {number} dropped (empty)")
+            continue
+        placed.append(Citation(text[start:end], start, end, byte_start, byte_end, names))
+    placed.sort(key=lambda citation: (citation.start, -citation.end))
+    kept: list[Citation] = []
+    for citation in placed:
+        previous = kept[-1] if kept else None
+        if previous is not None and citation.start < previous.end:
+            if citation.end <= previous.end:
+                previous.references.extend(n for n in citation.references if n not in previous.references)
+                notes.append(f"a citation inside another was merged into it ({previous.text[:30]!r})")
+                continue
+            citation.start = previous.end
+            citation.text = text[citation.start : citation.end]
+            notes.append(f"an overlapping citation was trimmed to start at {citation.text[:30]!r}")
+        kept.append(citation)
+    return kept, notes
+
+
 @dataclass
 class Answer(_Displayable):
     """A grounded answer (Markdown) and the names of the documents it is based on.
 
     ``extractive`` is True when the offline backend built it from the best passages rather than a model.
+    ``citations`` (REST backend only; the MCP tool sends none) mark the segments each reference backs.
     """
 
     answer_text: str
     references: list[str] = field(default_factory=list)
     query: str = ""
     extractive: bool = False
+    citations: list[Citation] = field(default_factory=list)
     info: ResultInfo = field(default_factory=ResultInfo, compare=False, repr=False)
 
     @property
@@ -248,22 +393,44 @@ class Answer(_Displayable):
         return self.info.from_cache
 
     def to_dict(self) -> dict[str, Any]:
-        """The service's JSON shape: ``{"answerText", "references"}``."""
-        return {"answerText": self.answer_text, "references": list(self.references)}
+        """The service's JSON shape: ``{"answerText", "references"}``, plus ``"citations"`` (byte offsets, as
+        the service sent them) when there are any."""
+        data: dict[str, Any] = {"answerText": self.answer_text, "references": list(self.references)}
+        if self.citations:
+            data["citations"] = [
+                {
+                    "startIndex": citation.byte_start,
+                    "endIndex": citation.byte_end,
+                    "sources": [{"referenceIndex": self.references.index(name)} for name in citation.references],
+                }
+                for citation in self.citations
+            ]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], query: str = "") -> Answer:
-        """Build from the service's JSON shape (references may be names or ``{"name": ...}`` objects)."""
-        refs = []
+        """Build from the service's JSON shape (references may be names, ``{"name": ...}`` objects or the REST
+        surface's ``{"documentReference": {"documentChunk": {"parent": ...}}}``). Citations that cannot be
+        placed are dropped or clamped, with a note in ``info.notices``."""
+        listed = []  # every reference, named or not: citations point into this list by position
         for ref in data.get("references") or []:
+            if isinstance(ref, dict) and isinstance(ref.get("documentReference"), dict):
+                ref = (ref["documentReference"].get("documentChunk") or {}).get("parent") or ""
             name = ref.get("name") or ref.get("document") or ref.get("uri") if isinstance(ref, dict) else ref
-            if name:
-                refs.append(str(name))
+            listed.append(str(name or ""))
+        refs = [name for name in listed if name]
+        text = str(data.get("answerText") or data.get("answer_text") or "")
+        citations, notes = resolve_citations(text, data.get("citations") or [], listed)
+        info = ResultInfo()
+        if notes:
+            info.notices.append("Some citations could not be placed as sent: " + "; ".join(notes) + ".")
         return cls(
-            answer_text=str(data.get("answerText") or data.get("answer_text") or ""),
+            answer_text=text,
             references=refs,
             query=query,
             extractive=bool(data.get("extractive", False)),
+            citations=citations,
+            info=info,
         )
 
     def to_markdown(self) -> str:

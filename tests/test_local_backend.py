@@ -25,9 +25,18 @@ BUCKETS = "documents/docs.example.dev/storage/buckets"
 QUOTAS = "documents/docs.example.dev/quotas"
 
 
-@pytest.fixture(params=["remote", "local"])
+@pytest.fixture(params=["remote", "rest", "local"])
 def client(request: pytest.FixtureRequest):
-    """The same fixture documents served by the SDK test server and by the local backend."""
+    """The same fixture documents served by the SDK test server, the REST test server and the local backend."""
+    if request.param == "rest":
+        pytest.importorskip("google.developer_knowledge_v1", reason="the rest extra is not installed")
+        from tests.servers.rest_server import RestServer
+
+        with RestServer(corpus="fixtures") as server:
+            made = DevKnowClient(server.url, protocol="rest", api_key=server.api_key, cache=False, offline_store=False)
+            yield made
+            made.close()
+        return
     if request.param == "remote":
         server = request.getfixturevalue("sdk_server")
         made = DevKnowClient(server.url, cache=False)
@@ -48,7 +57,7 @@ def test_search_returns_chunks_in_the_service_shape(client: DevKnowClient) -> No
         assert isinstance(hit.parent, str) and hit.parent.startswith("documents/")
         assert isinstance(hit.id, str) and isinstance(hit.content, str) and hit.content
     raw = client.backend.call_tool("search_documents", {"query": "restrict an API key"})
-    assert set(raw) == {"results"}
+    assert set(raw) - {"nextPageToken"} == {"results"}  # REST pages
     assert all(set(item) == {"parent", "id", "content"} for item in raw["results"])
 
 
@@ -71,7 +80,7 @@ def test_unknown_names_raise_not_found_and_keep_the_found_documents(client: DevK
         client.get_documents([RESTRICT, "documents/docs.example.dev/nope"])
     assert caught.value.missing == ["documents/docs.example.dev/nope"]
     assert [doc.name for doc in caught.value.documents] == [RESTRICT]
-    with pytest.raises(ToolError, match="NOT_FOUND") as raw:
+    with pytest.raises(ToolError, match=r"NOT_FOUND|Unknown document") as raw:
         client.backend.call_tool("get_documents", {"names": ["documents/docs.example.dev/nope"]})
     assert "documents/docs.example.dev/nope" in str(raw.value)
 
@@ -108,11 +117,24 @@ def test_local_backend_keeps_the_backend_protocol() -> None:
     backend = LocalBackend.from_spec(f"local:{FIXTURE_DOCS}")
     assert isinstance(backend, Backend)
     assert backend.kind == "local" and backend.endpoint == f"local:{FIXTURE_DOCS}"
-    assert backend.list_tools() == tool_definitions()
+    assert backend.list_tools() == tool_definitions(local=True)
     backend.close()
     backend.close()
     with pytest.raises(ConfigurationError, match="closed"):
         backend.call_tool("search_documents", {"query": "key"})
+
+
+def test_the_search_tool_filters_by_site_and_says_when_nothing_is_there() -> None:
+    backend = LocalBackend.from_spec(f"local:{FIXTURE_DOCS}")
+    try:
+        firebase = backend.call_tool("search_documents", {"query": "sign in users", "source": "FIREBASE.example.dev/"})
+        assert firebase["results"] and all("firebase.example.dev" in hit["parent"] for hit in firebase["results"])
+        elsewhere = backend.call_tool("search_documents", {"query": "sign in users", "source": "nowhere.test"})
+        assert elsewhere["results"] == [] and elsewhere["notices"][0].startswith("No page on nowhere.test")
+        with pytest.raises(ToolError, match="INVALID_ARGUMENT: source must be a string"):
+            backend.call_tool("search_documents", {"query": "sign in users", "source": ["adk.dev"]})
+    finally:
+        backend.close()
 
 
 def test_local_errors_match_the_service() -> None:

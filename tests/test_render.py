@@ -274,12 +274,12 @@ def test_raw_mode_shows_the_markdown_source_escaped() -> None:
 def test_safe_markdown_shows_raw_html_as_text_and_drops_unsafe_links() -> None:
     text = (
         'Hi <img src=x onerror="alert(1)"> [bad](javascript:alert(1)) [rel](../access) <https://ok.dev/x>\n\n'
-        "[ref]: data:text/html;base64,xx\n"
+        "[used][ref]\n\n[ref]: data:text/html;base64,xx\n"
     )
     out = safe_markdown(text, base_url="https://docs.example.dev/storage/buckets")
     assert "<img" not in out and "&lt;img" in out
     assert "javascript:" not in out and "data:" not in out
-    assert "[bad](#)" in out and "[rel](https://docs.example.dev/access)" in out and "[ref]: #" in out
+    assert "[bad](#)" in out and "[rel](https://docs.example.dev/access)" in out and "[used](#)" in out
     assert "<https://ok.dev/x>" in out  # autolinks stay links
 
 
@@ -295,7 +295,7 @@ def test_safe_markdown_entity_tricks_do_not_turn_into_javascript() -> None:
 
 
 def test_escape_markdown_and_plain_excerpt() -> None:
-    assert escape_markdown("Title [x] <b>*y*</b>") == r"Title \[x\] \<b\>\*y\*\</b\>"
+    assert escape_markdown("Title [x] <b>*y*</b> & $5") == r"Title \[x\] &lt;b>\*y\*&lt;/b> &amp; \$5"
     assert plain_excerpt("## Heading\n\n```\ncode\n```\n\nSee [the guide](x) for **more** help.\n") == (
         "See the guide for more help."
     )

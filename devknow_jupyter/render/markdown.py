@@ -37,6 +37,7 @@ __all__ = [
     "RenderedMarkdown",
     "TocEntry",
     "escape_markdown",
+    "fenced_source",
     "plain_excerpt",
     "preview_markdown",
     "render_markdown",
@@ -121,17 +122,35 @@ def sanitize_html(fragment: str, *, base_url: str | None = None) -> str:
         base_url: The page the content comes from; relative links and images resolve against it. Without
             one (or when it is not an http(s) URL), relative URLs are removed.
     """
-    return _cleaner(_usable_base(base_url)).clean(fragment)
+    try:
+        cleaner = _cleaner(_usable_base(base_url))
+    except ValueError:  # a base that nh3's URL parser refuses although ours took it: relative URLs go
+        cleaner = _cleaner(None)
+    return cleaner.clean(fragment)
 
 
 def _usable_base(base_url: str | None) -> str | None:
-    if not base_url:
-        return None
+    base = (base_url or "").strip()
+    return base if base and _absolute_ok(base, ("http", "https")) else None
+
+
+def _absolute_ok(url: str, schemes: tuple[str, ...] | frozenset[str]) -> bool:
+    """True when ``url`` has one of ``schemes`` and, unless it is a mailto link, a host and a valid port.
+
+    Odd URLs (``http://[::1``, ``https://x:99999/``) make ``urlsplit`` or ``.port`` raise ValueError;
+    here they are simply not usable, so callers show a name without a link instead of failing.
+    """
     try:
-        parts = urlsplit(base_url.strip())
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in schemes:
+            return False
+        if scheme == "mailto":
+            return True
+        _ = parts.port  # raises ValueError when the port is not a number in 0-65535
+        return bool(parts.hostname)
     except ValueError:
-        return None
-    return base_url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+        return False
 
 
 @lru_cache(maxsize=256)
@@ -166,19 +185,20 @@ def safe_url(url: str, base_url: str | None = None) -> str | None:
     Entities and control characters are decoded first, the way a browser would, so ``java&#115;cript:``
     or ``java\\tscript:`` cannot slip through. Returns None for anything else.
     """
-    cleaned = _CONTROL.sub("", html.unescape(url or "")).strip()
-    cleaned = re.sub(r"[\t\n\r ]", "", cleaned)
-    if not cleaned:
+    decoded = re.sub(r"[\t\n\r]", "", _CONTROL.sub("", html.unescape(url or ""))).strip()
+    # The scheme is judged with every space removed (stricter than a browser); the URL keeps them, encoded.
+    squeezed, cleaned = decoded.replace(" ", ""), decoded.replace(" ", "%20")
+    if not squeezed:
         return None
-    try:
-        scheme = urlsplit(cleaned).scheme.lower() if ":" in cleaned.split("/", 1)[0] else ""
-        if scheme:
-            return cleaned if scheme in SAFE_URL_SCHEMES and (scheme == "mailto" or urlsplit(cleaned).netloc) else None
-        base = _usable_base(base_url)
-        if base:
-            return urljoin(base, cleaned)
-    except ValueError:  # e.g. a malformed IPv6 host
-        return None
+    if ":" in re.split(r"[/?#]", squeezed, maxsplit=1)[0]:  # a scheme (a later colon is part of a path)
+        return cleaned if _absolute_ok(squeezed, SAFE_URL_SCHEMES) and _absolute_ok(cleaned, SAFE_URL_SCHEMES) else None
+    base = _usable_base(base_url)
+    if base:
+        try:
+            joined = urljoin(base, cleaned)
+        except ValueError:
+            return None
+        return joined if _absolute_ok(joined, SAFE_URL_SCHEMES) else None
     return cleaned if cleaned.startswith("#") else None
 
 
@@ -435,75 +455,38 @@ def _open_fence(text: str) -> str | None:
 
 # -- the Markdown twin ------------------------------------------------------------------------------------
 
-_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
-_LINK_TARGET = re.compile(r"(\]\(\s*)([^)\s]+)")
-_REF_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]+\]:[ \t]*)(\S+)", re.MULTILINE)
-_TAG_OPEN = re.compile(r"<(?!(?:https?|mailto):[^\s<>]*>)")
-
 
 def safe_markdown(text: str, *, base_url: str | None = None, max_chars: int | None = None) -> str:
     """Markdown that a frontend can render without running anything, for the ``text/markdown`` twin.
 
-    Outside code, raw HTML is shown as text (``<`` becomes ``&lt;``), link and image targets must be
-    http/https/mailto (others become ``#``), and relative targets resolve against ``base_url``.
-    Text longer than ``max_chars`` is cut like :func:`truncate_markdown` does.
+    The text is parsed as CommonMark and written out again (:mod:`.twin`): raw HTML is shown as text
+    (``<`` becomes ``&lt;``), link and image targets must be http/https/mailto (an unsafe link keeps its
+    text and points to ``#``, an unsafe image shows its alt text), relative targets resolve against
+    ``base_url``, code keeps its fences. Text longer than ``max_chars`` is cut like :func:`truncate_markdown`.
     """
+    from .twin import markdown_twin
+
     shown, _ = truncate_markdown(_CONTROL.sub("", text or ""), max_chars)
-    out: list[str] = []
-    for is_code, segment in _split_fences(shown):
-        out.append(segment if is_code else _safe_prose(segment, base_url))
-    return "".join(out)
-
-
-def _split_fences(text: str) -> list[tuple[bool, str]]:
-    segments: list[tuple[bool, str]] = []
-    position, opened, start = 0, None, 0
-    for match in _FENCE_LINE.finditer(text):
-        marker, rest = match.group(1), match.group(2)
-        if opened is None:
-            if marker[0] == "`" and "`" in rest:
-                continue
-            segments.append((False, text[position : match.start()]))
-            opened, start = marker, match.start()
-        elif marker[0] == opened[0] and len(marker) >= len(opened) and not rest.strip():
-            end = match.end()
-            segments.append((True, text[start:end]))
-            opened, position = None, end
-    if opened is not None:
-        segments.append((True, text[start:]))
-    else:
-        segments.append((False, text[position:]))
-    return segments
-
-
-def _safe_prose(text: str, base_url: str | None) -> str:
-    parts: list[str] = []
-    position = 0
-    for match in _INLINE_CODE.finditer(text):
-        parts.append(_safe_plain(text[position : match.start()], base_url))
-        parts.append(match.group(0))
-        position = match.end()
-    parts.append(_safe_plain(text[position:], base_url))
-    return "".join(parts)
-
-
-def _safe_plain(text: str, base_url: str | None) -> str:
-    def fix(match: re.Match[str]) -> str:
-        url = safe_url(match.group(2).strip("<>"), base_url)
-        # Re-escape "&" so the frontend's entity decoding yields exactly the URL checked here.
-        return match.group(1) + (url.replace("&", "&amp;").replace(")", "%29") if url else "#")
-
-    text = _LINK_TARGET.sub(fix, text)
-    text = _REF_DEFINITION.sub(fix, text)
-    return _TAG_OPEN.sub("&lt;", text)
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+    return markdown_twin(shown, base_url=_usable_base(base_url))
 
 
 def escape_markdown(text: str) -> str:
-    """Escape a service string (title, description) for use as inline Markdown text."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text or "").split()))
+    """Escape a service string (title, description, query) for use as inline Markdown text.
+
+    Whitespace is collapsed to single spaces, so the text stays on the line our own markup puts it on.
+    """
+    from .twin import escape_text
+
+    return escape_text(" ".join(_CONTROL.sub("", str(text or "")).split()))
+
+
+def fenced_source(text: str, info: str = "", *, char: str = "`") -> str:
+    """``text`` verbatim as a fenced code block (for showing Markdown source): the fence (backticks, or
+    tildes with ``char="~"``) is longer than any run of its character inside, so nothing in ``text`` can
+    close it."""
+    from .twin import fenced_block
+
+    return "\n".join(fenced_block(text, info, char=char)) + "\n"
 
 
 # -- plain text -------------------------------------------------------------------------------------------

@@ -14,11 +14,13 @@ import html
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from ..terminal import terminal_safe
+from .citations import cited_markdown, cited_plain
 from .markdown import (
     escape_markdown,
+    fenced_source,
     plain_excerpt,
     preview_markdown,
     render_markdown,
@@ -29,6 +31,7 @@ from .markdown import (
     truncate_markdown,
 )
 from .style import ROOT_CLASS, style_block
+from .twin import code_span, link_destination
 
 if TYPE_CHECKING:
     from ..models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
@@ -152,16 +155,13 @@ def _plural(count: int, word: str) -> str:
 
 def _md_link(text: str, url: str, base_url: str | None = None) -> str:
     target = safe_url(url, base_url)
-    if not target:
+    if not target or target.startswith("#"):
         return escape_markdown(text)
-    target = quote(target, safe=":/?#[]@!$&'*+,;=%~-._")
-    return f"[{escape_markdown(text)}]({target.replace('(', '%28').replace(')', '%29')})"
+    return f"[{escape_markdown(text)}]({link_destination(target)})"
 
 
 def _md_code(text: str) -> str:
-    text = " ".join(str(text).split())
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text} {fence}" if fence == "``" else f"`{text}`"
+    return code_span(" ".join(str(text).split()))
 
 
 def _clip(text: str, limit: int) -> tuple[str, int]:
@@ -363,8 +363,7 @@ def document_markdown(doc: Document, *, max_chars: int | None = None, raw: bool 
     shown = ""
     if raw:
         shown, _ = _clip(doc.content, max_chars or 0)
-        fence = "~" * max(3, 1 + max((len(run) for run in re.findall(r"~{3,}", shown)), default=0))
-        lines += [f"{fence}markdown", shown, fence]
+        lines.append(fenced_source(shown, "markdown", char="~").rstrip("\n"))
     else:
         lines.append(safe_markdown(doc.content, base_url=doc.uri, max_chars=max_chars).strip())
     if max_chars and max_chars > 0 and len(doc.content) > max_chars:
@@ -435,7 +434,7 @@ def notices_html(info: ResultInfo | None) -> str:
 
 def answer_text_html(answer: Answer, *, max_chars: int | None = None) -> str:
     """The answer's Markdown, rendered and sanitized, as inner HTML."""
-    rendered = render_markdown(answer.answer_text, max_chars=max_chars)
+    rendered = render_markdown(cited_markdown(answer), max_chars=max_chars)
     note = ""
     if rendered.truncated:
         note = f'<div class="devknow-note">{html.escape(truncation_note(rendered.shown_chars, rendered.total_chars))}'
@@ -475,7 +474,7 @@ def answer_markdown(answer: Answer, *, max_chars: int | None = None) -> str:
         head += " · " + " · ".join(extra)
     lines = [head, ""]
     lines += [f"> {escape_markdown(notice)}\n" for notice in answer.info.notices]
-    lines.append(safe_markdown(answer.answer_text, max_chars=max_chars).strip())
+    lines.append(safe_markdown(cited_markdown(answer), max_chars=max_chars).strip())
     if answer.references:
         lines += ["", "**References**", ""]
         lines += [f"{i}. {_md_link(name_to_uri(ref), name_to_uri(ref))}" for i, ref in enumerate(answer.references, 1)]
@@ -490,7 +489,7 @@ def answer_plain(answer: Answer, *, max_chars: int = 2000) -> str:
     extra = (["extractive"] if answer.extractive else []) + info_summary(answer.info)
     if extra:
         head += f" ({_line(', '.join(extra))})"
-    body, left = _clip(answer.answer_text.strip(), max_chars)
+    body, left = _clip(cited_plain(answer).strip(), max_chars)
     lines = [head, *(f"Note: {_line(notice)}" for notice in answer.info.notices), "", terminal_safe(body)]
     if left:
         lines.append(f"… {left:,} more characters (.answer_text has them all)")

@@ -1,0 +1,297 @@
+"""The Developer Knowledge API's REST surface behind the :class:`~devknow_jupyter.backend.Backend` contract.
+
+Built on Google's generated client (``google-developer-knowledge``, its REST transport; the optional
+``rest`` extra). It answers the three tool names with the tools' result shapes, so the client and the views
+need no change, and adds what the REST methods offer beyond the tools: a ``filter`` (AIP-160) and paging
+(``page_size``, ``page_token``) for search, a ``filter`` for answers, and citations in answers.
+
+``SearchDocumentChunks`` → ``search_documents`` (``{"results": [{"parent", "id", "content"}], "nextPageToken"}``),
+``BatchGetDocuments`` → ``get_documents`` (``{"documents": [{"name", "uri", "content", "description",
+"title"}]}``, in request order; when the service fails a batch for an unknown name, without saying which,
+the batch is split until the unknown names are found, and :class:`DocumentNotFoundError` names them and
+carries the others), ``AnswerQuery`` → ``answer_query`` (``{"answerText", "references", "citations"}``:
+references as document names, citations as the service sent them, in UTF-8 byte offsets).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+from typing import Any
+
+from ..errors import ConfigurationError, DevKnowError, DocumentNotFoundError, ToolError, redact, register_secret
+from ..models import Document, Documents
+from ..tools import tool_definitions
+from .errors import api_failure, network_failure
+
+__all__ = ["DEFAULT_REST_ENDPOINT", "MAX_PAGE_SIZE", "REST_EXTRA_HINT", "RestBackend", "rest_available"]
+
+#: The REST surface of the Developer Knowledge API.
+DEFAULT_REST_ENDPOINT = "https://developerknowledge.googleapis.com"
+#: The most hits one SearchDocumentChunks call returns (larger page sizes are coerced to this).
+MAX_PAGE_SIZE = 100
+REST_EXTRA_HINT = "pip install 'devknow-jupyter[rest]'"
+# Google's libraries log each request's headers (the key among them) at DEBUG, as structured extras.
+_HEADER_LOGGERS = (
+    "google.developer_knowledge_v1.services.developer_knowledge.transports.rest",
+    "google.auth.transport.requests",
+)
+_LOG_EXTRAS = ("httpRequest", "httpResponse", "metadata")
+
+# What the REST methods take beyond the tools' ``query`` and ``names``.
+_EXTRA_INPUTS: dict[str, dict[str, Any]] = {
+    "search_documents": {
+        "filter": {"type": "string", "description": "AIP-160 filter on data_source, uri, update_time."},
+        "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
+        "page_token": {"type": "string", "description": "nextPageToken of the previous page."},
+    },
+    "answer_query": {"filter": {"type": "string", "description": "AIP-160 filter on the grounding documents."}},
+}
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _scrub(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub(item) for item in value]
+    return value
+
+
+class _RedactSecrets(logging.Filter):
+    """Masks every registered secret in the structured extras of Google's request logs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name in _LOG_EXTRAS:
+            if hasattr(record, name):
+                setattr(record, name, _scrub(getattr(record, name)))
+        return True
+
+
+_REDACTOR = _RedactSecrets()
+
+
+def _guard_logs() -> None:
+    for name in _HEADER_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACTOR not in logger.filters:
+            logger.addFilter(_REDACTOR)
+
+
+def rest_available() -> bool:
+    """Whether the official client (the ``rest`` extra) can be imported."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("google.developer_knowledge_v1") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class RestBackend:
+    """The REST surface at ``endpoint`` (an origin such as ``https://developerknowledge.googleapis.com``).
+
+    Args:
+        api_key: Sent only in the ``X-Goog-Api-Key`` header.
+        access_token: An OAuth bearer token, instead of a key.
+        headers: More headers for every call, such as ``X-Goog-User-Project`` (the project to bill).
+        credential_source: Where the key came from ("DEVKNOW_API_KEY"), for error messages; never the key.
+    """
+
+    kind = "remote"
+    protocol = "rest"
+
+    def __init__(
+        self,
+        endpoint: str = DEFAULT_REST_ENDPOINT,
+        *,
+        api_key: str | None = None,
+        access_token: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
+        credential_source: str | None = None,
+    ) -> None:
+        try:
+            from google.auth.credentials import AnonymousCredentials
+            from google.developer_knowledge_v1 import DeveloperKnowledgeClient
+            from google.developer_knowledge_v1.services.developer_knowledge.transports.rest import (
+                DeveloperKnowledgeRestTransport,
+            )
+        except ImportError:
+            raise ConfigurationError(
+                "The REST protocol needs Google's client library, which is not installed.",
+                hint=f"{REST_EXTRA_HINT}, or use the MCP server (the default protocol).",
+            ) from None
+        self.endpoint = endpoint.rstrip("/")
+        self.timeout = float(timeout)
+        register_secret(api_key)
+        register_secret(access_token)
+        _guard_logs()
+        self._credentials_said: str | None = None
+        metadata: list[tuple[str, str]] = [(name.lower(), value) for name, value in (headers or {}).items()]
+        if api_key:
+            metadata.append(("x-goog-api-key", api_key))
+            where = "passed as api_key=" if credential_source in (None, "argument") else f"from {credential_source}"
+            self._credentials_said = f"the API key {where}"
+        elif access_token:
+            metadata.append(("authorization", f"Bearer {access_token}"))
+            self._credentials_said = "the access token"
+        # Credentials go in as headers: anonymous credentials keep the library from looking for
+        # Application Default Credentials (files, metadata server) on its own.
+        transport = DeveloperKnowledgeRestTransport(host=self.endpoint, credentials=AnonymousCredentials())
+        self._client = DeveloperKnowledgeClient(transport=transport)
+        self._metadata = tuple(metadata)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<RestBackend {self.endpoint!r}>"
+
+    # -- the Backend contract ---------------------------------------------------------------------
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call tool ``name`` through the matching REST method and return the tool's result shape."""
+        if self._closed:
+            raise ConfigurationError("This REST connection is closed; create a new client.")
+        if name == "search_documents":
+            return self._search(arguments)
+        if name == "get_documents":
+            return self._get_documents([str(item) for item in arguments.get("names") or []])
+        if name == "answer_query":
+            return self._answer(arguments)
+        known = ", ".join(self.tool_names())
+        raise ToolError(f"Unknown tool {name!r}; the REST backend offers {known}.", tool=name)
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The three tools, their input schemas widened with what the REST methods also take."""
+        tools = copy.deepcopy(tool_definitions())
+        for tool in tools:
+            tool["inputSchema"]["properties"].update(copy.deepcopy(_EXTRA_INPUTS.get(tool["name"], {})))
+        return tools
+
+    @staticmethod
+    def tool_names() -> list[str]:
+        """The tool names this backend answers."""
+        return [tool["name"] for tool in tool_definitions()]
+
+    def close(self) -> None:
+        """Close the HTTP session. Safe to call twice."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            self._client.transport.close()
+        except Exception:  # closing is best effort
+            pass
+
+    # -- the three methods ------------------------------------------------------------------------
+
+    def _search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        request: dict[str, Any] = {"query": str(arguments.get("query") or "")}
+        if arguments.get("filter"):
+            request["filter"] = str(arguments["filter"])
+        if arguments.get("page_size"):
+            request["page_size"] = min(int(arguments["page_size"]), MAX_PAGE_SIZE)
+        if arguments.get("page_token"):
+            request["page_token"] = str(arguments["page_token"])
+        pager = self._invoke("search_documents", self._client.search_document_chunks, request)
+        response = next(iter(pager.pages))  # this page only: the client asks for the next when wanted
+        data = _to_json(response)
+        out: dict[str, Any] = {"results": [_pick(item, _CHUNK_FIELDS) for item in data.get("results") or []]}
+        if data.get("nextPageToken"):
+            out["nextPageToken"] = data["nextPageToken"]
+        return out
+
+    def _get_documents(self, names: list[str]) -> dict[str, Any]:
+        found = self._batch(names)
+        if len(found) < len(names):
+            have = {doc["name"] for doc in found}
+            documents = Documents(Document.from_dict(doc) for doc in found)
+            raise DocumentNotFoundError([name for name in names if name not in have], documents)
+        return {"documents": found}
+
+    def _batch(self, names: list[str]) -> list[dict[str, Any]]:
+        """The documents of ``names`` that exist, in order. The service fails a whole batch for one unknown
+        name without saying which, so a failed batch is split in halves until the unknown ones are alone."""
+        try:
+            response = self._invoke("get_documents", self._client.batch_get_documents, {"names": names})
+        except ToolError as exc:
+            if exc.code != 404:
+                raise
+            if len(names) == 1:
+                return []
+            middle = len(names) // 2
+            return self._batch(names[:middle]) + self._batch(names[middle:])
+        return [_pick(doc, _DOCUMENT_FIELDS) for doc in _to_json(response).get("documents") or []]
+
+    def _answer(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        request: dict[str, Any] = {"query": str(arguments.get("query") or "")}
+        if arguments.get("filter"):
+            request["filter"] = str(arguments["filter"])
+        response = self._invoke("answer_query", self._client.answer_query, request)
+        answer = _to_json(response).get("answer") or {}
+        references = []
+        for reference in answer.get("references") or []:
+            chunk = (reference.get("documentReference") or {}).get("documentChunk") or {}
+            references.append(str((chunk.get("document") or {}).get("name") or chunk.get("parent") or ""))
+        return {
+            "answerText": answer.get("answerText") or "",
+            "references": references,  # kept in the service's order: citations point into it by index
+            "citations": answer.get("citations") or [],
+        }
+
+    # -- calls and failures -----------------------------------------------------------------------
+
+    def _invoke(self, tool: str, method: Any, request: dict[str, Any]) -> Any:
+        from google.api_core import exceptions as google_errors
+
+        try:
+            # No library retries: quota and outages are reported at once, and the caller decides.
+            return method(request=request, metadata=self._metadata, retry=None, timeout=self.timeout)
+        except google_errors.GoogleAPICallError as exc:
+            raise self._failure(exc, tool) from None
+        except DevKnowError:
+            raise
+        except Exception as exc:  # requests' and google-auth's network failures
+            if _is_network_error(exc):
+                raise network_failure(exc, endpoint=self.endpoint, timeout=self.timeout) from None
+            raise
+
+    def _failure(self, exc: Any, tool: str) -> DevKnowError:
+        response = getattr(exc, "response", None)
+        body: Any = None
+        retry_after = None
+        if response is not None:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            retry_after = response.headers.get("Retry-After")
+        if body is None:
+            body = {"error": {"message": getattr(exc, "message", str(exc)), "details": list(exc.details or [])}}
+        status = int(exc.code) if isinstance(exc.code, int) else 500
+        return api_failure(
+            status, body, endpoint=self.endpoint, tool=tool, credentials=self._credentials_said, retry_after=retry_after
+        )
+
+
+_CHUNK_FIELDS = ("parent", "id", "content")
+_DOCUMENT_FIELDS = ("name", "uri", "content", "description", "title")
+
+
+def _pick(item: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """The tool's shape of a REST message: its fields only (the client reads no more)."""
+    return {field: item.get(field) or "" for field in fields}
+
+
+def _to_json(message: Any) -> dict[str, Any]:
+    """A proto-plus message as the service's JSON (camelCase names, enums by name)."""
+    return type(message).to_dict(message, preserving_proto_field_name=False, use_integers_for_enums=False)
+
+
+def _is_network_error(exc: BaseException) -> bool:
+    module = type(exc).__module__
+    return module.startswith(("requests", "urllib3", "google.auth")) or isinstance(exc, OSError)
