@@ -165,3 +165,13 @@ def test_devknow_search_and_status_on_the_command_line(closed_port_url: str, mon
     captured = capsys.readouterr()
     assert re.search(r"answered by +local \(offline fallback\)", captured.out)
     assert "local index" in captured.err and KEY not in captured.out + captured.err
+
+
+def test_a_site_filter_is_applied_by_the_local_index_when_it_stands_in(closed_port_url: str) -> None:
+    with DevKnowClient(closed_port_url, api_key=KEY) as client:
+        hits = client.search_documents("clear the result cache", source="https://devknow-jupyter.dev/guide")
+        none = client.search_documents("clear the result cache", source="adk.dev")
+    assert CACHING in hits.names and all(name.startswith("documents/devknow-jupyter.dev/guide/") for name in hits.names)
+    assert NOTICE.fullmatch(hits.info.notices[0]) and not any("Filtered here" in n for n in hits.info.notices)
+    assert len(none) == 0 and NOTICE.fullmatch(none.info.notices[0]) and len(none.info.notices) == 2
+    assert "adk.dev" in none.info.notices[1]  # the local index's own word on a site with no match
