@@ -411,3 +411,24 @@ def test_progress_draws_a_bar_in_a_terminal() -> None:
     assert screen.getvalue().endswith("\rgo: [############------------] 50 pages")
     progress.finish()
     assert screen.getvalue().endswith("\r" + "go: 50 pages".ljust(60) + "\n")
+
+
+def test_a_symlink_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
+    secret = tmp_path / "outside.md"
+    secret.write_text("---\ntitle: Private\n---\nThis private note lives outside the repository folder entirely.\n")
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "own.md").write_text("---\ntitle: Own\n---\nA page of the repository, long enough to be kept.\n")
+    (repo / "docs" / "leak.md").symlink_to(secret)
+    recipe = parse_recipe(
+        {
+            "name": "links",
+            "source": {"repository": str(repo)},
+            "files": {"include": ["docs/*.md"]},
+            "urls": {"url": "https://links.test/{path}", "strip_prefix": "docs/"},
+            "cleanup": {"min_chars": 10},
+            "license": {"spdx": "CC0-1.0", "attribution": "by the tests"},
+        }
+    )
+    with checkout(recipe) as (folder, _):
+        assert [doc["name"] for doc in documents(recipe, folder)] == ["documents/links.test/own"]

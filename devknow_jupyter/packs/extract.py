@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ..local.frontmatter import FrontMatterError, split_front_matter
+from ..local.reading import Unreadable, open_document
 from .cleanup import clean, html_to_markdown, notebook_to_markdown
 from .recipe import Generated, Recipe
 
@@ -136,11 +137,8 @@ def candidates(recipe: Recipe, root: Path) -> list[str]:
 
 def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:
     path = root / relative
-    try:
-        if path.stat().st_size > MAX_PAGE_BYTES:
-            return None
-        text = path.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
-    except OSError:
+    text = _read(path, root, MAX_PAGE_BYTES)
+    if text is None:
         return None
     suffix = path.suffix.lower()
     meta: dict[str, Any] = {}
@@ -189,12 +187,10 @@ def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:
 
 
 def _generated(recipe: Recipe, root: Path, generated: Generated) -> Iterator[dict[str, str]]:
-    path = root / generated.file
+    text = _read(root / generated.file, root, MAX_DATA_BYTES)
     try:
-        if path.stat().st_size > MAX_DATA_BYTES:
-            return
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(text) if text is not None else None
+    except ValueError:
         return
     entries = data if isinstance(data, list) else list(data.values()) if isinstance(data, dict) else []
     for entry in entries:
@@ -228,6 +224,17 @@ def _front_matter_uri(meta: dict[str, Any]) -> str | None:
     if name.startswith("documents/"):
         return "https://" + name[len("documents/") :].rstrip("/")
     return None
+
+
+def _read(path: Path, root: Path, limit: int) -> str | None:
+    """A file of the checkout as text, or None: a symlink out of the repository, a FIFO or device, or a file
+    over ``limit`` is not read (a fetched repository is not trusted to hold only documentation)."""
+    try:
+        with open_document(path, root) as handle:
+            raw = handle.read(limit)
+    except Unreadable:
+        return None
+    return raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
 def _first(meta: dict[str, Any], fields: tuple[str, ...]) -> str:
