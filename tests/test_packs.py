@@ -284,20 +284,28 @@ def test_damaged_and_newer_packs_are_refused_without_touching_the_others(
         assert client.get_documents([SKILLS])[0].name == SKILLS
 
 
+def _start_serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, int, Path]:
+    """A `devknow serve` process on a free port, once it listens: ``(process, port, log)``."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    command = [sys.executable, "-m", "devknow_jupyter", "serve", *args, "--port", str(port)]
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc, log)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc, port, log
+
+
 @needs_corpus
 @pytest.mark.parametrize("workers", [1, 2])
 def test_serve_pack_answers_the_mcp_sdk_client(two_pack: Path, tmp_path: Path, workers: int) -> None:
     from tests.test_serve import with_sdk_client
 
-    port = free_port()
-    log = tmp_path / "serve.log"
-    args = [sys.executable, "-m", "devknow_jupyter", "serve", "--pack", str(two_pack), "--port", str(port)]
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [*args, "--workers", str(workers)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
+    proc, port, log = _start_serve(tmp_path, "--pack", str(two_pack), "--workers", str(workers))
     try:
-        wait_for_port(port, proc, log)
 
         async def body(client) -> dict:
             return {
@@ -375,15 +383,8 @@ def _note_pack(where: Path, name: str, slug: str, text: str) -> Path:
 def test_serve_several_packs_searches_them_together(tmp_path: Path) -> None:
     first = _note_pack(tmp_path, "kilns", "firing", "Kilns are fired over twelve hours to cone six.")
     second = _note_pack(tmp_path, "glazes", "mixing", "Glazes mix silica, flux and alumina, sieved twice.")
-    port = free_port()
-    log = tmp_path / "serve.log"
-    args = [sys.executable, "-m", "devknow_jupyter", "serve", "--pack", str(first), "--pack", str(second)]
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [*args, "--port", str(port)], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-        )
+    proc, port, log = _start_serve(tmp_path, "--pack", str(first), "--pack", str(second))
     try:
-        wait_for_port(port, proc, log)
         with DevKnowClient(f"http://127.0.0.1:{port}/mcp") as client:
             kiln = client.search_documents("fired to cone six")[0]
             glaze = client.search_documents("silica flux alumina sieved")[0]
