@@ -8,9 +8,10 @@
     │                           │ (or the answer, with its references)     │
     └ [ask box ……………………………………………………………………………………………………] [Ask] ┘
 
-The toolbar wraps onto a second line in a narrow output (the site filter and the search box share the
-first), so no control is cut or overlaps another. Heading ids of the pages shown get a prefix of this
-view's own, so the contents links of one explorer never jump into another output showing the same page.
+In a narrow output the site filter shrinks first, then the toolbar wraps onto a second line, so no
+control is cut or overlaps another (checked at a 900 px wide window). Heading ids of the pages shown
+get a prefix of this view's own, so the contents links of one explorer never jump into another output
+showing the same page.
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ MAX_HITS = 20
 _CSS = """
 .devknow-explorer { width: 100%; box-sizing: border-box; }
 .devknow-explorer .dkx-toolbar { flex-wrap: wrap; gap: 4px 0; }
-.devknow-explorer .dkx-toolbar > * { flex-shrink: 0; }
-.devknow-explorer .dkx-toolbar > .dkx-search { flex: 1 1 12em; min-width: 8em; }
+.devknow-explorer .dkx-toolbar > .widget-button { flex-shrink: 0; }
 .devknow-explorer .dkx-status { white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
   min-height: 1.6em; color: var(--jp-content-font-color2, inherit); font-size: 0.92em; }
 .devknow-explorer .dkx-error { color: var(--jp-error-color1, #d0393e); }
@@ -99,13 +99,13 @@ class ExplorerView:
             options=[],
             ensure_option=False,
             tooltip="Only hits from this site, e.g. firebase.google.com (Enter searches)",
-            layout=w.Layout(width="190px", flex="0 0 auto"),
+            layout=w.Layout(width="auto", flex="0 1 160px", min_width="7em"),
         )
         # continuous_update keeps the kernel's copy current, so Enter ("submit") searches what was typed.
         self.search_box = w.Text(
-            placeholder="Search the documentation, press Enter",
+            placeholder="Search the docs",
             continuous_update=True,
-            layout=w.Layout(flex="1 1 12em", width="auto", min_width="8em"),
+            layout=w.Layout(flex="1 1 8em", width="auto", min_width="8em"),
         )
         # Not a Tab stop (Enter in the box searches): Tab goes from the search box straight to the hits.
         self.search_button = w.Button(
