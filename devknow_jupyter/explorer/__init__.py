@@ -345,7 +345,7 @@ class Explorer:
             if self._runner.pending == key:
                 return  # a double click, a second Enter
             self._view.say(label, "busy")
-            self._runner.submit(key, job, wait=wait)
+        self._runner.submit(key, job, wait=wait)  # not under the lock: with ``wait`` the request runs here
 
     def _visit(self, entry: HistoryEntry, info: ResultInfo | None = None) -> None:
         with self._lock:
