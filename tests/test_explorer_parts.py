@@ -196,3 +196,21 @@ def test_list_keys(pressed, current, expected):
 
 def test_list_keys_on_an_empty_list_do_nothing():
     assert list_key(key("ArrowDown"), None, 0) is None and list_key(key("Enter"), None, 0) is None
+
+
+# -- size -----------------------------------------------------------------------------------------------
+
+
+def test_no_class_of_the_explorer_is_over_400_lines_and_no_function_over_60():
+    import ast
+    from pathlib import Path
+
+    import devknow_jupyter.explorer as package
+
+    too_long = []
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            limit = 400 if isinstance(node, ast.ClassDef) else 60
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.end_lineno - node.lineno + 1 > limit:
+                too_long.append(f"{path.name}:{node.name}")
+    assert too_long == []
