@@ -697,3 +697,21 @@ def test_refresh_folders_reindexes_every_remembered_folder(index: LocalIndex, tm
     report = index.refresh_folders()
     assert (report.added, report.unchanged) == (1, 2)
     assert index.folders() == [str(one.resolve()), str(two.resolve())]
+
+
+# -- size -----------------------------------------------------------------------------------------------
+
+
+def test_no_class_of_the_local_index_is_over_400_lines_and_no_function_over_60():
+    import ast
+
+    import devknow_jupyter.local as package
+
+    too_long = []
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            limit = 400 if isinstance(node, ast.ClassDef) else 60
+            kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+            if isinstance(node, kinds) and node.end_lineno - node.lineno + 1 > limit:
+                too_long.append(f"{path.name}:{node.name}")
+    assert too_long == []

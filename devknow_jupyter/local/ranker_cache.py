@@ -1,0 +1,140 @@
+"""``RankerCache``: the ranker of an index's pages, kept while nothing changed, stored for the next process.
+
+The ranker of :mod:`.ranker` is built from the stored term counts (never by re-tokenizing pages), saved
+as a snapshot in the SQLite file, and wrapped with the optional page vectors in a :class:`.search.PageSearch`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .database import PageDatabase
+from .ranker import LexicalRanker, PageTerms, RankSettings
+from .search import PageSearch
+
+# Pages embedded at once for the semantic ranking (bounds the embedding's memory).
+EMBED_BATCH = 32
+
+
+class RankerCache(PageDatabase):
+    """The pages' :class:`.search.PageSearch`, rebuilt only when the pages changed (see ``meta`` 'generation')."""
+
+    ranking: RankSettings
+    semantic: bool | None
+    _search: PageSearch | None = None
+    _search_generation: str | None = None
+
+    def _page_search(self) -> PageSearch:
+        """The ranker for the pages as they are now: kept while nothing changed, else loaded or rebuilt."""
+        generation = self._meta("generation") or "0"
+        if self._search is not None and self._search_generation == generation:
+            return self._search
+        db = self._db
+        db.execute("BEGIN")  # one read snapshot: the pages, their terms and the generation agree
+        try:
+            generation = self._meta("generation") or "0"
+            ranker = None
+            if self._meta("ranker_generation") == generation:
+                try:
+                    parts = dict(db.execute("SELECT part, data FROM ranker_snapshot"))
+                    ranker = LexicalRanker.from_parts(parts, self.ranking)
+                except (KeyError, ValueError):
+                    ranker = None  # a damaged snapshot is only a cache: rebuild it
+            built = ranker is None
+            if built:
+                ranker = LexicalRanker.build(self._stored_terms(), self.ranking)
+            pages = dict((row[0], row[1:]) for row in db.execute("SELECT id, uri, origin FROM documents"))
+        finally:
+            db.execute("COMMIT")
+        uris = [pages.get(int(doc_id), ("", ""))[0] for doc_id in ranker.doc_ids]
+        origins = [pages.get(int(doc_id), ("", ""))[1] for doc_id in ranker.doc_ids]
+        if built:
+            self._save_snapshot(ranker, generation)
+        self._search = PageSearch(ranker, uris, origins, dense=self._dense(ranker))
+        self._search_generation = generation
+        return self._search
+
+    def _stored_terms(self) -> Iterator[tuple[int, PageTerms]]:
+        fields = len(self.ranking.weights)
+        for doc_id, terms, counts, lengths in self._db.execute(
+            "SELECT doc_id, terms, counts, lengths FROM page_terms ORDER BY doc_id"
+        ):
+            counts_array = np.frombuffer(counts, dtype=np.uint16).reshape(-1, fields)
+            words = terms.split("\n") if terms else []
+            yield doc_id, PageTerms(words, counts_array, np.frombuffer(lengths, np.float32))
+
+    def _save_snapshot(self, ranker: LexicalRanker, generation: str) -> None:
+        """Store the built ranker for the next process to open; skipped when the file is busy or read-only."""
+        if self.path == ":memory:":
+            return
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 0")  # a search never waits for another writer to save a cache
+        try:
+            with self._transaction():
+                if (self._meta("generation") or "0") != generation:
+                    return  # the pages changed meanwhile: this ranker is already stale
+                db.execute("DELETE FROM ranker_snapshot")
+                db.executemany("INSERT INTO ranker_snapshot (part, data) VALUES (?, ?)", ranker.to_parts().items())
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('ranker_generation', ?)", (generation,))
+        except sqlite3.OperationalError:
+            pass  # locked or read-only: the next open rebuilds it
+        finally:
+            db.execute("PRAGMA busy_timeout = 30000")
+
+    def _dense(self, ranker: LexicalRanker) -> tuple[Any, np.ndarray] | None:
+        """The embedder and page vectors for semantic fusion, or None (no extra, or switched off)."""
+        from . import semantic
+
+        if self.semantic is False or (self.semantic is None and not semantic.enabled()) or not len(ranker):
+            return None
+        model = semantic.default_embedder()
+        if model is None:
+            return None
+        return model, self._page_vectors(model, ranker)
+
+    def _page_vectors(self, model: Any, ranker: LexicalRanker) -> np.ndarray:
+        """One unit vector per page in ranker order; pages without one are embedded (in batches) and stored."""
+        db = self._db
+        stored = {
+            doc_id: np.frombuffer(blob, dtype=np.float32)
+            for doc_id, blob in db.execute("SELECT doc_id, vector FROM page_vectors WHERE model = ?", (model.name,))
+        }
+        missing = [int(doc_id) for doc_id in ranker.doc_ids if int(doc_id) not in stored]
+        fresh: dict[int, np.ndarray] = {}
+        for start in range(0, len(missing), EMBED_BATCH):  # batches keep the embedding's memory small
+            part = missing[start : start + EMBED_BATCH]
+            marks = ",".join("?" * len(part))
+            rows = db.execute(f"SELECT id, title, description, content FROM documents WHERE id IN ({marks})", part)
+            ids, texts = [], []
+            for doc_id, title, description, content in rows:
+                ids.append(doc_id)
+                texts.append(model.page_text(title, description, content))
+            fresh.update(zip(ids, model.embed(texts), strict=True))
+        if fresh:
+            stored.update(fresh)
+            self._save_vectors(model.name, fresh)
+        vectors = np.zeros((len(ranker.doc_ids), model.dimensions), dtype=np.float32)
+        for position, doc_id in enumerate(ranker.doc_ids):
+            vector = stored.get(int(doc_id))
+            if vector is not None and len(vector) == model.dimensions:
+                vectors[position] = vector
+        return vectors
+
+    def _save_vectors(self, model_name: str, vectors: dict[int, np.ndarray]) -> None:
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 0")
+        try:
+            with self._transaction():
+                db.executemany(
+                    "INSERT OR REPLACE INTO page_vectors (doc_id, model, vector) SELECT ?, ?, ?"
+                    " WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)",
+                    [(key, model_name, vector.astype(np.float32).tobytes(), key) for key, vector in vectors.items()],
+                )
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            db.execute("PRAGMA busy_timeout = 30000")
