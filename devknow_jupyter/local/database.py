@@ -366,25 +366,23 @@ class PageDatabase:
     def remove_folder(self, folder: str | os.PathLike[str]) -> int:
         """Forget a folder and remove its documents; returns how many were removed."""
         root = str(Path(folder).expanduser().resolve())
-        with self._lock:
-            self._check_open()
-            with self._transaction() as db:
-                ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE root = ?", (root,))]
-                for doc_id in ids:
-                    self._delete(doc_id)
-                db.execute("DELETE FROM folders WHERE path = ?", (root,))
-            self._reclaim()
-            return len(ids)
+        return self._remove_where("root", root, forget_folder=True)
 
     @_reports_failures("remove documents from the local index")
     def remove_documents(self, origin: str) -> int:
         """Remove every document of one origin (e.g. ``"fetched"``); returns how many were removed."""
+        return self._remove_where("origin", origin)
+
+    def _remove_where(self, column: str, value: str, *, forget_folder: bool = False) -> int:
+        """Remove the documents whose ``column`` (``root`` or ``origin``) is ``value`` in one transaction."""
         with self._lock:
             self._check_open()
             with self._transaction() as db:
-                ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,))]
+                ids = [row[0] for row in db.execute(f"SELECT id FROM documents WHERE {column} = ?", (value,))]
                 for doc_id in ids:
                     self._delete(doc_id)
+                if forget_folder:
+                    db.execute("DELETE FROM folders WHERE path = ?", (value,))
             self._reclaim()
             return len(ids)
 
