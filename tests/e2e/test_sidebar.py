@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,28 +22,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.e2e.lab_server import LabServer, start_lab
-from tests.e2e.test_lab import LAUNCH_ARGS, LONG, _chromium
+from tests.e2e.lab_server import ARTIFACTS, LONG, OFFLINE_ENV, LabServer, browser_page, enable_devknow, start_lab
 
 pytestmark = pytest.mark.e2e
 
-ARTIFACTS = ROOT / "test-artifacts" / "e2e"
-NPM_NAME = "devknow-jupyter"
-ENABLE_FILE = ROOT / "labextension" / "jupyter-config" / "server" / "devknow_jupyter.labext.json"
 QUERY = "restrict an API key"
 QUESTION = "How do I restrict an API key?"
 WORD = "quotas"  # alone on the first line of the notebook's cell, so a double click selects it
 PANEL = "#devknow-docs"
-
-
-def _bundle() -> Path | None:
-    """The built extension: in this environment's share dir, else in the checkout."""
-    for folder in (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / NPM_NAME, ROOT / "devknow_jupyter"
-                   / "labextension"):
-        if (folder / "package.json").is_file() and (folder / "static").is_dir():
-            return folder
-    return None
 
 
 def _notebook() -> dict[str, Any]:
@@ -57,21 +41,11 @@ def _notebook() -> dict[str, Any]:
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[LabServer]:
     """JupyterLab with our server extension enabled and the panel's bundle available, serving one notebook."""
-    bundle = _bundle()
-    if bundle is None:
-        pytest.fail("The JupyterLab extension is not built: `pip install -e .` builds it (make test does).")
     state, root = tmp_path / "state", tmp_path / "root"
     root.mkdir()
     (root / "notes.ipynb").write_text(json.dumps(_notebook()))
-    enable = state / "config" / "jupyter_server_config.d"
-    enable.mkdir(parents=True)
-    shutil.copy(ENABLE_FILE, enable / ENABLE_FILE.name)
-    if not str(bundle).startswith(sys.prefix):
-        (state / "data" / "labextensions").mkdir(parents=True)
-        (state / "data" / "labextensions" / NPM_NAME).symlink_to(bundle, target_is_directory=True)
-    env = dict(os.environ)
-    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost")
-    server = start_lab(root, state, env=env)
+    enable_devknow(state)
+    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
     try:
         yield server
     finally:
@@ -93,45 +67,18 @@ def _code_page() -> tuple[str, str, str]:
 
 
 def test_sidebar_in_jupyterlab(lab: LabServer) -> None:
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
     code_page = _code_page()
-    console: list[dict[str, str]] = []
-    page_errors: list[str] = []
-    outside: list[str] = []
     timings: dict[str, float] = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.base)
-        page = context.new_page()
-        page.on("console", lambda msg: console.append({"type": msg.type, "text": msg.text}))
-        page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-        page.on(
-            "request",
-            lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(req.url),
-        )
-        try:
+    try:
+        with browser_page("sidebar", width=1400, clipboard_origin=lab.base) as (page, log):
             _drive(page, lab.url("lab/tree/notes.ipynb"), code_page, timings)
-        except Exception:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "sidebar-failure.png"))
-            raise
-        finally:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            (ARTIFACTS / "sidebar-console.json").write_text(
-                json.dumps({"console": console, "page_errors": page_errors, "outside": outside}, indent=2)
-            )
-            (ARTIFACTS / "sidebar-timings.json").write_text(json.dumps(timings, indent=2))
-            context.close()
-            browser.close()
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / "sidebar-timings.json").write_text(json.dumps(timings, indent=2))
     # JupyterLab's own debugger logs this when a notebook closes while its kernel starts; not ours.
-    errors = [entry["text"] for entry in console if entry["type"] == "error" and not
-              entry["text"].startswith("Could not restore the debugger state")]
-    assert errors == [], errors
-    assert page_errors == []
-    assert outside == [], "the page went online"
+    assert log.errors("Could not restore the debugger state") == []
+    assert log.page_errors == []
+    assert log.outside == [], "the page went online"
 
 
 def _drive(page: Any, url: str, code_page: tuple[str, str, str], timings: dict[str, float]) -> None:
