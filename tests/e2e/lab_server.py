@@ -114,8 +114,13 @@ class LabServer:
         return self.proc.returncode
 
 
-def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, deadline: float = 60.0) -> LabServer:
-    """Start JupyterLab serving ``root`` on a free loopback port, with all its state under ``state``."""
+def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, service: dict[str, str] | None = None,
+              extra_args: tuple[str, ...] = (), deadline: float = 60.0) -> LabServer:
+    """Start JupyterLab serving ``root`` on a free loopback port, with all its state under ``state``.
+
+    The key and endpoint variables of ``env`` are dropped (the page must never reach a live service);
+    ``service`` sets them again for a test service on 127.0.0.1. ``extra_args`` go to JupyterLab as they are.
+    """
     for sub in ("config", "data", "runtime", "workspaces"):
         (state / sub).mkdir(parents=True, exist_ok=True)
     settings = state / "settings" / "@jupyterlab" / "apputils-extension"
@@ -126,6 +131,7 @@ def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, dea
     run_env = dict(os.environ if env is None else env)
     for variable in _KEY_VARIABLES:
         run_env.pop(variable, None)  # the page must show the offline backend, never a live service
+    run_env.update(service or {})
     run_env.update(
         JUPYTER_CONFIG_DIR=str(state / "config"),
         JUPYTER_DATA_DIR=str(state / "data"),
@@ -148,6 +154,7 @@ def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, dea
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",
+        *extra_args,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--ServerApp.allow_root=True")  # CI containers run as root

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import RunningServer, start_sdk_server
 from tests.e2e.lab_server import ARTIFACTS, LONG, OFFLINE_ENV, LabServer, browser_page, enable_devknow, start_lab
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +31,7 @@ QUERY = "restrict an API key"
 QUESTION = "How do I restrict an API key?"
 WORD = "quotas"  # alone on the first line of the notebook's cell, so a double click selects it
 PANEL = "#devknow-docs"
+KEY = "AIzaSyBrowserQuotaKey0123456789abcdefgh"  # what the SDK test server wants; never shown in the page
 
 
 def _notebook() -> dict[str, Any]:
@@ -50,6 +52,59 @@ def lab(tmp_path: Path) -> Iterator[LabServer]:
         yield server
     finally:
         assert server.shutdown() is not None, "JupyterLab did not stop"
+
+
+@pytest.fixture
+def quota_lab(tmp_path: Path) -> Iterator[tuple[LabServer, RunningServer]]:
+    """JupyterLab whose server extension talks to the SDK test server with a key and no answer quota left."""
+    (tmp_path / "sdk").mkdir()
+    mcp = start_sdk_server(tmp_path / "sdk", "--api-key", KEY, "--answer-quota", "0")
+    state, root = tmp_path / "state", tmp_path / "root"
+    root.mkdir()
+    (root / "notes.ipynb").write_text(json.dumps(_notebook()))
+    enable_devknow(state)
+    try:
+        server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV}, service={"DEVKNOW_API_KEY": KEY},
+                           extra_args=(f"--DevKnowServer.endpoint={mcp.url}",))
+        try:
+            yield server, mcp
+        finally:
+            assert server.shutdown() is not None, "JupyterLab did not stop"
+    finally:
+        mcp.stop()
+
+
+def test_ask_box_falls_back_to_search_when_the_answer_quota_is_used_up(
+    quota_lab: tuple[LabServer, RunningServer],
+) -> None:
+    from playwright.sync_api import expect
+
+    from devknow_jupyter.client import QUOTA_FALLBACK_NOTICE
+
+    lab, mcp = quota_lab
+    with browser_page("sidebar-quota") as (page, log):
+        page.goto(lab.url("lab/tree/notes.ipynb"))
+        page.wait_for_function("() => window.jupyterapp?.commands.hasCommand('devknow:open')", timeout=LONG)
+        page.evaluate("() => window.jupyterapp.restored")  # the layout is restored before the panel is placed
+        page.evaluate("window.jupyterapp.commands.execute('devknow:open')")
+        panel = page.locator(PANEL)
+        expect(panel).to_be_visible(timeout=LONG)
+        expect(panel.locator(".jp-DevKnow-status")).to_contain_text(mcp.url.split("//", 1)[1], timeout=LONG)
+        question = panel.locator(".jp-DevKnow-question")
+        question.fill("How do I create a bucket?")
+        question.press("Enter")
+        hits = panel.locator(".jp-DevKnow-hit")
+        expect(hits.first).to_be_visible(timeout=LONG)
+        notice = panel.locator(".devknow-notice", has_text=QUOTA_FALLBACK_NOTICE)
+        expect(notice).to_have_count(1, timeout=LONG)
+        assert "\n" not in notice.inner_text().strip(), "the notice takes more than one line"
+        expect(panel.locator(".jp-DevKnow-answer")).to_have_count(0)
+        expect(panel.locator(".jp-DevKnow-error")).to_have_text("")
+        _shot(page, "sidebar-06-quota-light")
+        assert KEY not in page.content()
+    assert mcp.calls("answer_query") and mcp.calls("search_documents"), "the panel did not ask the service"
+    assert log.errors() == [] and log.page_errors == []
+    assert log.outside == [], "the page went online"
 
 
 def _code_page() -> tuple[str, str, str]:
