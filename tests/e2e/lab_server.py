@@ -181,9 +181,14 @@ def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, ser
     raise RuntimeError(f"JupyterLab did not answer within {deadline:.0f}s:\n{server.log()}")
 
 
+def find_chromium() -> str | None:
+    """Chromium's executable (``$DEVKNOW_CHROMIUM``, else ``chromium`` on PATH), or None."""
+    return os.environ.get("DEVKNOW_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
 def chromium() -> str:
     """Chromium's executable; skips the test where it is absent (fails in CI, where it must be there)."""
-    path = os.environ.get("DEVKNOW_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    path = find_chromium()
     if path:
         return path
     reason = "Chromium is not installed (Debian: apt-get install chromium, or `make browser`)"
@@ -243,13 +248,14 @@ class PageLog:
 
 @contextlib.contextmanager
 def browser_page(name: str, *, width: int = 1280, height: int = 900, clipboard_origin: str | None = None,
-                 artifacts: Path | None = ARTIFACTS) -> Iterator[tuple[Any, PageLog]]:
+                 artifacts: Path | None = ARTIFACTS, executable: str | None = None) -> Iterator[tuple[Any, PageLog]]:
     """A new page in headless Chromium and its :class:`PageLog`, for one ``with`` block.
 
     On an exception a screenshot ``<name>-failure.png`` is kept; the log goes to ``<name>-console.json``
-    (both under ``artifacts``; None keeps nothing, as the bench does).
+    (both under ``artifacts``; None keeps nothing, as the bench does). ``executable`` defaults to
+    :func:`chromium`, which skips the test where Chromium is absent.
     """
-    executable = chromium()
+    executable = executable or chromium()
     from playwright.sync_api import sync_playwright
 
     log = PageLog()
