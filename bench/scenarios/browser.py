@@ -29,6 +29,12 @@ QUERIES = (
     "how many names can get_documents take",
     "offline index",
     "search tips",
+    "devknow serve",
+    "caching refresh",
+    "answer_query tool",
+    "authentication errors 403",
+    "connect MCP clients",
+    "magic devget options",
 )
 
 # In the page: resolve once `done()` holds after a change under `view`; fail after 30 s (nothing hangs).
@@ -90,7 +96,7 @@ def run(ctx: Context) -> dict[str, Any]:
         return {"status": "skipped", "reason": reason}
     from tests.e2e.lab_server import LONG, OFFLINE_ENV, browser_page, enable_devknow, find_chromium, start_lab
 
-    rounds = ctx.reps(30, 6)
+    rounds = ctx.reps(48, 6)
     root, state = ctx.tmp / "root", ctx.tmp / "state"
     root.mkdir()
     (root / "notes.ipynb").write_text(json.dumps(_notebook()))
