@@ -96,7 +96,7 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         type=_positive_float,
         metavar="SECONDS",
         default=default(30.0),
-        help="seconds to wait for a reply (default: 30)",
+        help="seconds one call may take in all, retries and waits included (default: 30)",
     )
 
 

@@ -30,9 +30,10 @@ from .errors import (
     ToolError,
     TransportError,
     register_secret,
+    split_url_credentials,
 )
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
-from .names import normalize_names
+from .names import normalize_names, source_matches
 from .tools import MAX_NAMES_PER_CALL
 
 __all__ = [
@@ -59,7 +60,11 @@ _local_notice_shown = False
 
 
 def resolve_api_key(api_key: str | None = None) -> tuple[str | None, str | None]:
-    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY."""
+    """The key to use and where it came from: the argument, else DEVKNOW_API_KEY, else GOOGLE_API_KEY.
+
+    Surrounding whitespace is dropped (a key read from a file ends in a newline, which no header may hold).
+    """
+    api_key = (api_key or "").strip()
     if api_key:
         return api_key, "argument"
     for variable in KEY_VARIABLES:
@@ -109,7 +114,8 @@ class DevKnowClient:
         api_key: Sent only in the ``X-Goog-Api-Key`` header. Default: ``DEVKNOW_API_KEY``, else
             ``GOOGLE_API_KEY``.
         access_token: An OAuth bearer token, instead of a key.
-        timeout: Seconds to wait for a reply (connecting has its own, shorter limit).
+        timeout: Seconds a whole call may take: connecting, retries, backoff and ``Retry-After`` waits and
+            reading the reply included (connecting has its own, shorter limit within it).
         cache: A :class:`~devknow_jupyter.cache.ResultCache`, ``None`` for the process-wide one, or
             ``False`` for none.
         backend: Use this backend object instead of building one from ``endpoint`` (advanced).
@@ -118,6 +124,8 @@ class DevKnowClient:
             citations; needs the ``rest`` extra). Default: ``DEVKNOW_PROTOCOL``, else ``"mcp"``. With
             ``"rest"`` an MCP URL such as Google's ``.../mcp`` means the same host's REST surface.
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
+        max_reply_bytes: The largest reply (JSON body or one event of a stream) read from a remote server,
+            32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
 
@@ -143,12 +151,13 @@ class DevKnowClient:
         headers: dict[str, str] | None = None,
         offline_store: bool = True,
         max_workers: int = 4,
+        max_reply_bytes: int | None = 32 * 1024 * 1024,  # the transport's MAX_REPLY_BYTES
         announce: bool = True,
         protocol: str | None = None,
     ) -> None:
         self.protocol = resolve_protocol(protocol)
         self.api_key, self.key_source = resolve_api_key(api_key)
-        self._access_token = access_token or None
+        self._access_token = (access_token or "").strip() or None
         register_secret(self.api_key)
         register_secret(self._access_token)
         if backend is not None:
@@ -157,6 +166,8 @@ class DevKnowClient:
             self.endpoint, self.endpoint_source = resolve_endpoint(
                 endpoint, bool(self.api_key or self._access_token)
             )
+            self._take_url_credentials()
+        self._max_reply_bytes = max_reply_bytes
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         if cache is None or cache is True:
@@ -218,7 +229,24 @@ class DevKnowClient:
             connect_timeout=self.connect_timeout,
             headers=self._headers,
             http_transport=self._http_transport,
+            max_reply_bytes=self._max_reply_bytes,
         )
+
+    def _take_url_credentials(self) -> None:
+        # A key in the endpoint URL (https://user:KEY@host/mcp, ?key=KEY) moves to its header; the URL
+        # kept (shown in repr, status and messages) is the one without it.
+        self.endpoint, url_key, url_token = split_url_credentials(self.endpoint)
+        explicit_key = self.api_key if self.key_source == "argument" else None  # the environment's yields
+        for found, given, what in ((url_key, explicit_key, "API key"), (url_token, self._access_token, "token")):
+            if found and given and found != given:
+                raise ConfigurationError(
+                    f"The endpoint URL holds an {what} and another one was given; pass one only.",
+                    hint="Keys belong in api_key= or DEVKNOW_API_KEY, not in the URL.",
+                )
+        if url_key:
+            self.api_key, self.key_source = url_key, "the endpoint URL"
+        if url_token:
+            self._access_token = url_token
 
     def _rest_backend(self) -> Backend:
         from .rest import RestBackend
@@ -323,18 +351,19 @@ class DevKnowClient:
         arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
         started = time.perf_counter()
         try:
-            (hits, token), from_cache = self._call_cached(
+            (hits, token, served), from_cache = self._call_cached(
                 "search_documents", arguments, refresh=refresh, parse=_parse_page
             )
+            notices.extend(served)
         except TransportError:
             data = self._search_offline_store(query)
             if data is None:
                 raise
-            (hits, token), from_cache = _parse_page(data), False
+            (hits, token, _), from_cache = _parse_page(data), False
             notices.append("The service could not be reached; these hits come from documents saved offline.")
         chunks: list[DocumentChunk] = list(hits)
         if filter_here:
-            chunks = [hit for hit in hits if any(_host_matches(hit.uri, site) for site in filter_here)]
+            chunks = [hit for hit in hits if any(source_matches(hit.uri, site) for site in filter_here)]
             notices.append(
                 f"Filtered here to {', '.join(filter_here)}: the server's search has no source filter "
                 f"({len(chunks)} of {len(hits)} hits kept)."
@@ -665,17 +694,12 @@ class DevKnowClient:
             return None
 
 
-def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None]:
+def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
+    """The hits, the next page's token, and the one-line ``notices`` a server may send beside them (the
+    local index's weak match)."""
     hits = tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
-    return hits, data.get("nextPageToken") or None
-
-
-def _host_matches(uri: str, source: str) -> bool:
-    host = (urlsplit(uri).hostname or "").lower()
-    domain, _, path = source.partition("/")
-    if not (host == domain or host.endswith("." + domain)):
-        return False
-    return not path or urlsplit(uri).path.lstrip("/").startswith(path)
+    notices = data.get("notices") if isinstance(data.get("notices"), list) else []
+    return hits, data.get("nextPageToken") or None, tuple(str(n) for n in notices if str(n).strip())
 
 
 def _looks_like_missing_tool(exc: ToolError) -> bool:

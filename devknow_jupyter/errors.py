@@ -10,7 +10,7 @@ Every error is a :class:`DevKnowError`, so ``except DevKnowError`` catches them 
      │    └── DocumentNotFoundError   names the service does not know (``.missing``, ``.documents``)
      ├── ProtocolError             a reply that is not valid MCP / JSON-RPC
      └── TransportError            network, TLS, proxy and timeout failures
-          └── RequestTimeout       no reply within the read timeout
+          └── RequestTimeout       no complete reply within the call's timeout (a deadline for the whole call)
 
 In IPython and Jupyter these errors show as one short, coloured line instead of a traceback
 (through IPython's ``_render_traceback_`` hook); ``%devknow --debug`` switches full tracebacks
@@ -20,9 +20,11 @@ with :func:`register_secret` and masked out of every message.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from .models import Documents
@@ -40,28 +42,87 @@ __all__ = [
     "redact",
     "register_secret",
     "set_short_errors",
+    "split_url_credentials",
 ]
 
 _secrets: set[str] = set()
 _secrets_lock = threading.Lock()
+_secrets_pattern: re.Pattern[str] | None = None
 _short_errors = True
+
+#: A secret's prefix of at least this many characters is masked too (a server may echo a cut key).
+SECRET_PREFIX_CHARS = 8
+#: Query parameters of an endpoint URL that hold an API key, and those that hold a bearer token.
+_KEY_PARAMS = frozenset({"key", "api_key", "apikey", "x-goog-api-key"})
+_TOKEN_PARAMS = frozenset({"access_token", "token"})
 
 
 def register_secret(value: str | None) -> None:
-    """Remember ``value`` (an API key or token) so that it is masked out of every error message."""
-    if value and len(value) >= 4:
+    """Remember ``value`` (an API key or token) so that it is masked out of every error message.
+
+    Surrounding whitespace is ignored (a key read from a file often ends in a newline).
+    """
+    global _secrets_pattern
+    value = (value or "").strip()
+    if len(value) >= 4:
         with _secrets_lock:
-            _secrets.add(value)
+            if value not in _secrets:
+                _secrets.add(value)
+                _secrets_pattern = None
+
+
+def _pattern() -> re.Pattern[str] | None:
+    """One case-insensitive pattern for every secret and each of its prefixes of 8+ characters."""
+    global _secrets_pattern
+    with _secrets_lock:
+        if _secrets_pattern is None and _secrets:
+            alternatives = []
+            for secret in sorted(_secrets, key=len, reverse=True):
+                head, tail = secret[:SECRET_PREFIX_CHARS], secret[SECRET_PREFIX_CHARS:]
+                # head(?:t(?:a(?:i(?:l)?)?)?)? : the longest prefix present is masked whole.
+                optional = "".join(f"(?:{re.escape(char)}" for char in tail) + ")?" * len(tail)
+                alternatives.append(re.escape(head) + optional)
+            _secrets_pattern = re.compile("|".join(alternatives), re.IGNORECASE)
+        return _secrets_pattern
 
 
 def redact(text: str) -> str:
-    """Return ``text`` with every registered secret replaced by ``***``."""
-    with _secrets_lock:
-        secrets = sorted(_secrets, key=len, reverse=True)
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
+    """Return ``text`` with every registered secret, in any letter case, and each of its prefixes of
+    :data:`SECRET_PREFIX_CHARS` or more characters replaced by ``***``."""
+    pattern = _pattern()
+    return pattern.sub("***", text) if pattern is not None and text else text
+
+
+def split_url_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without the credentials a user may have put in it, and those credentials.
+
+    Returns ``(clean_url, api_key, access_token)``: a password (or a lone user name) in the URL's userinfo
+    and a ``key=``/``api_key=`` query parameter are an API key, an ``access_token=``/``token=`` parameter
+    a bearer token. Each found is registered as a secret at once, so no message can show it.
+    """
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return url, None, None
+    key = token = None
+    if "@" in parts.netloc:
+        userinfo, _, hostport = parts.netloc.rpartition("@")
+        user, _, password = userinfo.partition(":")
+        key = unquote(password or user) or None
+        parts = parts._replace(netloc=hostport)
+    kept = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name.lower() in _KEY_PARAMS | _TOKEN_PARAMS:
+            register_secret(value)  # even one not used (a second key=) must never show
+        if name.lower() in _KEY_PARAMS and value:
+            key = key or value
+        elif name.lower() in _TOKEN_PARAMS and value:
+            token = token or value
+        else:
+            kept.append((name, value))
+    if key is None and token is None:
+        return url, None, None
+    register_secret(key)
+    return urlunsplit(parts._replace(query=urlencode(kept))), (key or "").strip() or None, (token or "").strip() or None
 
 
 def set_short_errors(short: bool) -> None:
@@ -186,6 +247,6 @@ class TransportError(DevKnowError):
 
 
 class RequestTimeout(TransportError):
-    """No complete reply arrived within the timeout."""
+    """No complete reply arrived within the timeout, which bounds the whole call (retries and waits included)."""
 
     hint = "Raise the timeout (DevKnowClient(timeout=...) or `%config DevKnowMagics.timeout = 60`)."

@@ -248,7 +248,7 @@ class DevKnowMagics(Magics):
     max_results = Int(10, help="How many hits %devsearch shows when -n is not given.").tag(config=True)
     cache_ttl = Float(3600.0, help="Seconds a result stays cached (0 caches nothing).").tag(config=True)
     cache_size = Int(512, help="How many results the kernel's cache keeps (0 caches nothing).").tag(config=True)
-    timeout = Float(30.0, help="Seconds to wait for the server's reply.").tag(config=True)
+    timeout = Float(30.0, help="Seconds one call may take in all (retries and waits included).").tag(config=True)
     widgets = Bool(True, help="Show results as interactive widgets (False: static Markdown/HTML only).").tag(
         config=True
     )
@@ -600,7 +600,10 @@ class DevKnowMagics(Magics):
                 self.endpoint = endpoint
             except TraitError as exc:
                 raise UsageError(str(exc)) from None
-            said.append(f"Endpoint: {self.endpoint or 'automatic'} (the client reconnects on next use).")
+            from .errors import split_url_credentials  # a key typed into the URL is never echoed
+
+            shown = split_url_credentials(self.endpoint)[0] if self.endpoint else "automatic"
+            said.append(f"Endpoint: {shown} (the client reconnects on next use).")
         if args.protocol is not None:
             import os  # the client reads DEVKNOW_PROTOCOL when it is next built
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from .errors import ConfigurationError
 from .models import DOCUMENT_PREFIX, Document, DocumentChunk, SearchResults
 
-__all__ = ["MAX_NAME_LENGTH", "normalize_name", "normalize_names"]
+__all__ = ["MAX_NAME_LENGTH", "normalize_name", "normalize_names", "normalize_source", "source_matches"]
 
 #: The service rejects longer names (INVALID_ARGUMENT).
 MAX_NAME_LENGTH = 500
@@ -58,3 +58,21 @@ def normalize_names(items: Any) -> list[str]:
         else:
             names.append(normalize_name(item))
     return list(dict.fromkeys(names))
+
+
+def normalize_source(source: str) -> str:
+    """A site filter as compared with page URLs: ``"https://ADK.dev/"`` -> ``"adk.dev"``; a path may follow."""
+    return source.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
+
+
+def source_matches(uri: str, source: str) -> bool:
+    """Whether a page URL is on the site ``source`` (a normalized host, or host/path prefix); subdomains count."""
+    try:
+        parts = urlsplit(uri)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # a URI urllib can't read is on no site
+        return False
+    domain, _, path = source.partition("/")
+    if not (host == domain or host.endswith("." + domain)):
+        return False
+    return not path or parts.path.lstrip("/").startswith(path)

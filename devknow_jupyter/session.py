@@ -90,13 +90,14 @@ class Session:
 
     def status(self) -> SessionStatus:
         """Endpoint, backend, key source, cache figures and the server's tools, as a displayable table."""
-        from .errors import DevKnowError
+        from .errors import DevKnowError, split_url_credentials
 
         rows: list[tuple[str, str]] = []
         try:
             client = self.client()
         except DevKnowError as exc:
-            return SessionStatus([("endpoint", self._endpoint or "auto"), ("error", exc.short_message())])
+            endpoint = split_url_credentials(self._endpoint)[0] if self._endpoint else "auto"
+            return SessionStatus([("endpoint", endpoint), ("error", exc.short_message())])
         info = client.status()
         # The magics pass the endpoint as an argument; the user set it in DevKnowMagics.endpoint.
         source = "DevKnowMagics.endpoint" if info["endpoint_source"] == "argument" else info["endpoint_source"]

@@ -6,9 +6,10 @@ server we run offers exactly the shapes Google's server does. Descriptions are o
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-__all__ = ["MAX_NAMES_PER_CALL", "TOOLS", "TOOL_NAMES", "tool_definitions"]
+__all__ = ["MAX_NAMES_PER_CALL", "SOURCE_FILTER", "TOOLS", "TOOL_NAMES", "tool_definitions"]
 
 #: The service accepts at most this many names in one ``get_documents`` call.
 MAX_NAMES_PER_CALL = 20
@@ -111,7 +112,29 @@ TOOLS: dict[str, dict[str, Any]] = {
 
 TOOL_NAMES = tuple(TOOLS)
 
+#: The local index's additions to ``search_documents``: an optional site filter applied inside the ranking
+#: (clients send it when the schema has it) and one-line ``notices`` (a weak match) beside the results.
+SOURCE_FILTER = {
+    "type": "string",
+    "description": "Only pages of this site, e.g. adk.dev or firebase.google.com/docs/auth (best hits of that site).",
+}
+_NOTICES = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "One-line remarks about the results, such as a weak match.",
+}
 
-def tool_definitions() -> list[dict[str, Any]]:
-    """The tools as ``tools/list`` returns them: ``[{"name", "title", "description", "inputSchema", ...}]``."""
-    return [{"name": name, **spec} for name, spec in TOOLS.items()]
+
+def tool_definitions(*, local: bool = False) -> list[dict[str, Any]]:
+    """The tools as ``tools/list`` returns them: ``[{"name", "title", "description", "inputSchema", ...}]``.
+
+    ``local=True``: as the local index offers them (``LocalBackend``, ``devknow serve``): ``search_documents``
+    also takes ``source`` and may return ``notices``. Without it: exactly the service's shapes.
+    """
+    tools = [{"name": name, **spec} for name, spec in TOOLS.items()]
+    if local:
+        search = copy.deepcopy(tools[0])
+        search["inputSchema"]["properties"]["source"] = SOURCE_FILTER
+        search["outputSchema"]["properties"]["notices"] = _NOTICES
+        tools[0] = search
+    return tools

@@ -113,6 +113,7 @@ def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep tests off the user's cache dir, keys and endpoint; start each test with an empty shared cache."""
     monkeypatch.setenv("DEVKNOW_CACHE_DIR", str(tmp_path / "devknow-cache"))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("DEVKNOW_SEMANTIC", "0")  # rank lexically unless a test asks for the semantic extra
     for variable in ("DEVKNOW_API_KEY", "GOOGLE_API_KEY", "DEVKNOW_ENDPOINT"):
         monkeypatch.delenv(variable, raising=False)
     from devknow_jupyter.cache import shared_cache

@@ -117,11 +117,24 @@ def test_local_backend_keeps_the_backend_protocol() -> None:
     backend = LocalBackend.from_spec(f"local:{FIXTURE_DOCS}")
     assert isinstance(backend, Backend)
     assert backend.kind == "local" and backend.endpoint == f"local:{FIXTURE_DOCS}"
-    assert backend.list_tools() == tool_definitions()
+    assert backend.list_tools() == tool_definitions(local=True)
     backend.close()
     backend.close()
     with pytest.raises(ConfigurationError, match="closed"):
         backend.call_tool("search_documents", {"query": "key"})
+
+
+def test_the_search_tool_filters_by_site_and_says_when_nothing_is_there() -> None:
+    backend = LocalBackend.from_spec(f"local:{FIXTURE_DOCS}")
+    try:
+        firebase = backend.call_tool("search_documents", {"query": "sign in users", "source": "FIREBASE.example.dev/"})
+        assert firebase["results"] and all("firebase.example.dev" in hit["parent"] for hit in firebase["results"])
+        elsewhere = backend.call_tool("search_documents", {"query": "sign in users", "source": "nowhere.test"})
+        assert elsewhere["results"] == [] and elsewhere["notices"][0].startswith("No page on nowhere.test")
+        with pytest.raises(ToolError, match="INVALID_ARGUMENT: source must be a string"):
+            backend.call_tool("search_documents", {"query": "sign in users", "source": ["adk.dev"]})
+    finally:
+        backend.close()
 
 
 def test_local_errors_match_the_service() -> None:

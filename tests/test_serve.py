@@ -188,7 +188,7 @@ def test_sdk_lists_exactly_our_tools(served: Served, mode: str) -> None:
 
     tools = {tool["name"]: tool for tool in with_sdk_client(served.url, body, mode=mode)}
     assert list(tools) == list(TOOLS)
-    for spec in tool_definitions():
+    for spec in tool_definitions(local=True):
         tool = tools[spec["name"]]
         for field in ("title", "description", "inputSchema", "outputSchema", "annotations"):
             assert tool[field] == spec[field], (spec["name"], field)
@@ -221,6 +221,25 @@ def test_sdk_calls_each_tool(served: Served, mode: str) -> None:
     }
     answer = results["answer"].structured_content
     assert "three minutes" in answer["answerText"] and ALERTS in answer["references"]
+
+
+def test_sdk_client_passes_the_site_filter(served: Served) -> None:
+    async def body(client: Client) -> dict[str, Any]:
+        listed = await client.list_tools()
+        search = next(tool for tool in listed.tools if tool.name == "search_documents")
+        return {
+            "schema": search.input_schema,
+            "same site": await client.call_tool("search_documents", {"query": "relay token", "source": "lantern.test"}),
+            "other site": await client.call_tool("search_documents", {"query": "relay token", "source": "adk.dev"}),
+            "bad": await client.call_tool("search_documents", {"query": "relay token", "source": 7}),
+        }
+
+    results = with_sdk_client(served.url, body)
+    assert results["schema"]["properties"]["source"]["type"] == "string"
+    assert results["same site"].structured_content["results"][0]["parent"] == API  # a subdomain counts
+    other = results["other site"].structured_content
+    assert other["results"] == [] and "No page on adk.dev" in other["notices"][0]
+    assert results["bad"].is_error and "INVALID_ARGUMENT" in results["bad"].content[0].text
 
 
 def test_sdk_sees_tool_errors(served: Served) -> None:
@@ -277,7 +296,7 @@ def test_unknown_tool_is_a_tool_error(served: Served) -> None:
 def test_devknow_client_against_serve(served: Served) -> None:
     with DevKnowClient(served.url, cache=False) as client:
         assert client.backend_kind == "remote"
-        assert client.list_tools() == tool_definitions()
+        assert client.list_tools() == tool_definitions(local=True)
         hits = client.search_documents("relay token authorization")
         assert hits.names[0] == API
         docs = client.get_documents([*hits.names, "https://docs.lantern.test/alerts"])

@@ -256,9 +256,12 @@ def test_access_token_goes_in_authorization(start) -> None:
         assert "x-goog-api-key" not in row["headers"]
 
 
-def test_a_key_in_the_url_is_refused() -> None:
+def test_a_key_in_the_url_moves_to_the_header_and_a_different_one_is_refused() -> None:
+    with McpHttpBackend(f"https://example.invalid/mcp?key={SECRET}", api_key=SECRET) as remote:
+        assert remote.endpoint == "https://example.invalid/mcp"
+        assert SECRET not in repr(remote)
     with pytest.raises(ConfigurationError) as caught:
-        McpHttpBackend(f"https://example.invalid/mcp?key={SECRET}", api_key=SECRET)
+        McpHttpBackend(f"https://example.invalid/mcp?key={SECRET}", api_key="another-key-entirely")
     assert SECRET not in str(caught.value)
 
 

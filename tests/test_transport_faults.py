@@ -99,7 +99,7 @@ def test_malformed_sse_is_a_protocol_error() -> None:
     def reply(call: Call) -> Response:
         return sse(["event: message\r\ndata: {not json\r\n\r\n"])
 
-    with ScriptedServer(modern_server(on_tools(reply))) as server, pytest.raises(ProtocolError, match="not JSON"):
+    with ScriptedServer(modern_server(on_tools(reply))) as server, pytest.raises(ProtocolError, match="not valid JSON"):
         search(server.url)
 
 

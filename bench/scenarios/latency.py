@@ -6,7 +6,9 @@ Two servers: the SDK test server (``tests/servers/sdk_server.py``; a few ms of i
 :mod:`bench.fast_server` (the same answers with little server work, so the clients' own costs show).
 Both in JSON and in SSE reply mode. The contenders take turns call by call (round-robin, order
 rotating), so drift hits all of them alike. ``search_documents`` runs with ``refresh=True`` and
-``get_documents`` too, so every call goes over the wire.
+``get_documents`` too, so every call goes over the wire. The cost of the reply bounds shows beside
+them: the same client with ``max_reply_bytes=None`` (no byte limits; the call deadline stays, it has no
+off switch).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ TITLE = "1. Per-call latency over loopback: DevKnowClient vs raw httpx (floor) v
 QUERY = "restrict an api key"
 DOC = "documents/docs.example.dev/keys/restrict"
 CONNECTION_CHECK = 20  # calls over which connection reuse is checked
+UNBOUNDED = "devknow, max_reply_bytes=None"
 
 
 def _check_transport() -> None:
@@ -50,6 +53,8 @@ def _cell(server: str, mode: str, url: str, rounds: int, budget: float) -> tuple
         client = stack.enter_context(DevKnowClient(url, cache=ResultCache()))
         # The same client without the offline copy of fetched pages (a SQLite write per fetch).
         bare = stack.enter_context(DevKnowClient(url, cache=ResultCache(), offline_store=False))
+        # The same client without the reply size limits, for the cost of reading bounded.
+        unbounded = stack.enter_context(DevKnowClient(url, cache=ResultCache(), max_reply_bytes=None))
         sdk = SdkClient(url)
         stack.callback(sdk.close)
         raws = {}
@@ -66,11 +71,13 @@ def _cell(server: str, mode: str, url: str, rounds: int, budget: float) -> tuple
         contenders: dict[str, dict[str, Callable[[], Any]]] = {
             "search_documents": {
                 "devknow": lambda: client.search_documents(QUERY, refresh=True),
+                UNBOUNDED: lambda: unbounded.search_documents(QUERY, refresh=True),
                 "raw httpx": raws["search_documents"].call,
                 "mcp SDK": lambda: sdk.call("search_documents", {"query": QUERY}),
             },
             "get_documents": {
                 "devknow": lambda: client.get_documents([DOC], refresh=True),
+                UNBOUNDED: lambda: unbounded.get_documents([DOC], refresh=True),
                 "devknow, offline_store=False": lambda: bare.get_documents([DOC], refresh=True),
                 "raw httpx": raws["get_documents"].call,
                 "mcp SDK": lambda: sdk.call("get_documents", {"names": [DOC]}),
@@ -120,9 +127,14 @@ def run(ctx: Context) -> dict[str, Any]:
                                   f"{ratio(ours, floor):.2f}×", ratio(ours, floor) <= 1.2))
                 goals.append(goal(f"{label}: devknow faster than the mcp SDK client",
                                   f"{ratio(ours, sdk):.2f}× the SDK's time", ratio(ours, sdk) < 1.0))
+                bounds = ratio(ours, pick[UNBOUNDED])
+                goals.append(goal(f"{label}: reply bounds cost ≤ 10% (devknow vs max_reply_bytes=None)",
+                                  f"{bounds:.2f}×", bounds <= 1.1))
     goals += reuse
     notes.append("The floor replays the exact headers and JSON-RPC body devknow sent (fresh id per call) and "
                  "decodes the reply; it skips everything else a client does (result checks, model objects, cache).")
+    notes.append(f"`{UNBOUNDED}` is the same client reading replies without the byte limits (32 MiB a body "
+                 "or event by default); both keep the per-call deadline, which has no off switch.")
     notes.append("`devknow` fetches also save each page to the offline store (SQLite) by default; the "
                  "`offline_store=False` row shows the call without that write.")
     return {"rows": rows, "goals": goals, "notes": notes}

@@ -1,10 +1,13 @@
-"""The embedded offline backend: Markdown folders indexed into SQLite FTS5, searched with BM25.
+"""The embedded offline backend: Markdown folders indexed into SQLite, pages ranked by field-weighted BM25.
 
 - :mod:`.frontmatter`: YAML front matter of a Markdown file (name, uri, title, description).
 - :mod:`.chunking`: a page cut along its headings into passages that carry their heading path.
-- :mod:`.query`: user text turned into a safe FTS5 query.
-- :mod:`.index`: :class:`~.index.LocalIndex`, the SQLite index (incremental, transactional reindex).
-- :mod:`.ranking`: BM25 column weights, common-term pruning, pages ranked by their passages together.
+- :mod:`.tokens`: identifier-aware tokens (``prefer_const_constructors`` whole and split).
+- :mod:`.query`: user text (and pasted error messages) turned into ranking tokens and a safe FTS5 query.
+- :mod:`.ranker`: the ranker: whole pages scored by field-weighted BM25 in numpy.
+- :mod:`.semantic`: optional dense scores from a static embedding model (the ``semantic`` extra).
+- :mod:`.search`: :class:`~.search.PageSearch`, ranker + filters (site, origin) + the weak-match notice.
+- :mod:`.index`: :class:`~.index.LocalIndex`, the SQLite store (incremental, transactional reindex).
 - :mod:`.answer`: extractive answers from the best passages.
 - :mod:`.backend`: :class:`~.backend.LocalBackend`, the three tools over an index (``DevKnowClient("local")``).
 - :mod:`.store`: :class:`~.store.DocumentStore`, documents fetched from the live service, kept for offline use.

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError, ToolError
-from ..names import MAX_NAME_LENGTH
+from ..names import MAX_NAME_LENGTH, normalize_source
 from ..tools import MAX_NAMES_PER_CALL, tool_definitions
 from .index import IndexReport, LocalIndex
 from .paths import STARTER_DIR, default_index_path, folder_index_path
@@ -111,7 +111,8 @@ class LocalBackend:
             raise _invalid(name, "the arguments must be an object")
         try:
             if name == "search_documents":
-                return {"results": self.index.search(_query(arguments, name), limit=self.limit)}
+                query, source = _query(arguments, name), _source(arguments, name)
+                return self.index.search_results(query, self.limit, source=source)
             if name == "get_documents":
                 return self._get_documents(arguments.get("names"))
             if name == "answer_query":
@@ -125,8 +126,9 @@ class LocalBackend:
         raise ToolError(f"Unknown tool: {name}", code=INVALID_PARAMS, tool=name)
 
     def list_tools(self) -> list[dict[str, Any]]:
-        """The three tools with the service's schemas and annotations."""
-        return tool_definitions()
+        """The three tools with the service's schemas and annotations; ``search_documents`` also takes a
+        ``source`` site filter (applied inside the ranking) and may return ``notices`` (a weak match)."""
+        return tool_definitions(local=True)
 
     def close(self) -> None:
         """Close the index. Safe to call twice."""
@@ -216,6 +218,15 @@ def _query(arguments: dict[str, Any], tool: str) -> str:
     if not query or not query.strip():
         raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
     return query.strip()
+
+
+def _source(arguments: dict[str, Any], tool: str) -> str | None:
+    source = arguments.get("source")
+    if source is None:
+        return None
+    if not isinstance(source, str):
+        raise _invalid(tool, "source must be a string, e.g. adk.dev")
+    return normalize_source(source) or None
 
 
 def _invalid(tool: str, message: str) -> ToolError:

@@ -1,9 +1,11 @@
-"""``LocalIndex``: Markdown pages in SQLite, searchable with FTS5 and BM25.
+"""``LocalIndex``: Markdown pages in SQLite, ranked whole by field-weighted BM25.
 
-One SQLite file holds the documents (whole pages, as ``get_documents`` returns them), their passages
-(``chunks``, cut by :mod:`.chunking`) and an FTS5 index over the passages with three columns, weighted
-in BM25 as title > headings > body. Documents come from folders of Markdown files (``add_folder``) or
-from elsewhere, such as pages fetched from the live service (``add_documents``).
+One SQLite file holds the documents (whole pages, as ``get_documents`` returns them), each page's term
+counts per field (``page_terms``, what the ranker of :mod:`.ranker` is built from, so that opening an
+index never re-tokenizes its pages), a snapshot of the built ranker, the page's passages (``chunks``, cut
+by :mod:`.chunking`) and an FTS5 index over the passages, which only chooses the excerpt shown with a
+hit. Documents come from folders of Markdown files (``add_folder``) or from elsewhere, such as pages
+fetched from the live service (``add_documents``).
 
 Reindexing a folder is incremental (a file whose size and mtime are unchanged is not read; one whose
 bytes hash the same is not re-chunked; deleted files are removed) and transactional: documents are
@@ -26,20 +28,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import ConfigurationError
 from ..models import DOCUMENT_PREFIX, Document, name_to_uri
 from .answer import extractive_answer
 from .chunking import Chunk, ChunkSizes, chunk_markdown, first_heading
 from .frontmatter import FrontMatterError, split_front_matter
 from .query import fts_expression, query_terms
-from .ranking import SearchWeights, order_hits, prune_common_terms
+from .ranker import LexicalRanker, PageTerms, RankSettings, page_terms
+from .search import PageSearch, SearchOutcome
 
-__all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "SearchWeights"]  # SearchWeights: from .ranking
+__all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "RankSettings"]  # RankSettings: from .ranker
 
 #: Files larger than this are skipped (with a reason): no documentation page is this big.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: Bumped when the tables or the tokenizer change; an older index is rebuilt from scratch.
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # Folders never worth walking: version control, virtual environments, build output.
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
@@ -47,6 +52,10 @@ LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
 # A passage's id is (page id << PAGE_SHIFT) | passage number.
 PAGE_SHIFT = 20
 PASSAGES_PER_PAGE = (1 << PAGE_SHIFT) - 1
+# Query words on more than this share of pages are left out when choosing a hit's passage.
+COMMON_SHARE = 0.3
+# Pages embedded at once for the semantic ranking (bounds the embedding's memory).
+EMBED_BATCH = 32
 # Commit at least this often while indexing, so an interrupted run keeps most of its work.
 BATCH_DOCUMENTS = 400
 BATCH_SECONDS = 2.0
@@ -147,17 +156,36 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
     content = 'chunks', content_rowid = 'id',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- Each page's distinct terms (newline-joined), their counts per field (uint16) and the field lengths.
+CREATE TABLE IF NOT EXISTS page_terms (
+    doc_id INTEGER PRIMARY KEY REFERENCES documents (id),
+    terms TEXT NOT NULL,
+    counts BLOB NOT NULL,
+    lengths BLOB NOT NULL
+);
+-- The ranker built from page_terms at meta 'ranker_generation' (a cache: rebuilt when stale).
+CREATE TABLE IF NOT EXISTS ranker_snapshot (part TEXT PRIMARY KEY, data BLOB NOT NULL);
+-- Unit vectors of pages for the optional semantic ranking, per embedding model.
+CREATE TABLE IF NOT EXISTS page_vectors (
+    doc_id INTEGER NOT NULL REFERENCES documents (id),
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (doc_id, model)
+);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0');
 """
-_TABLES = ("chunks_fts", "chunks", "documents", "meta")
+_TABLES = ("chunks_fts", "chunks", "page_terms", "ranker_snapshot", "page_vectors", "documents", "meta")
 
 
 class LocalIndex:
-    """An SQLite FTS5 index of Markdown documents.
+    """An SQLite index of Markdown documents, searched page by page (see :mod:`.ranker`).
 
     Args:
         path: The SQLite file (created when missing), or ``":memory:"``.
         sizes: Passage sizes for chunking.
-        weights: BM25 column weights and the per-page cap on hits.
+        ranking: Field weights and BM25 settings of the ranker.
+        semantic: Fuse dense scores in when the ``semantic`` extra is installed (``None``: when
+            ``$DEVKNOW_SEMANTIC`` is not ``0``).
         max_file_bytes: Larger files are skipped with a reason.
         batch_documents: While indexing a folder, commit after this many written documents (and at least
             every two seconds), so an interrupted run keeps its committed batches.
@@ -170,22 +198,23 @@ class LocalIndex:
         path: str | os.PathLike[str] = ":memory:",
         *,
         sizes: ChunkSizes | None = None,
-        weights: SearchWeights | None = None,
+        ranking: RankSettings | None = None,
+        semantic: bool | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
         batch_documents: int = BATCH_DOCUMENTS,
         cache_mb: int = 64,
     ) -> None:
         self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self.sizes = sizes or ChunkSizes()
-        self.weights = weights or SearchWeights()
+        self.ranking = ranking or RankSettings()
+        self.semantic = semantic
         self.max_file_bytes = max_file_bytes
         self.batch_documents = max(1, batch_documents)
         self.cache_mb = cache_mb
         self._lock = threading.RLock()
         self._closed = False
-        self._writes = 0  # bumped on every commit; with PRAGMA data_version it tells when counts went stale
-        self._counts: dict[str, int] = {}
-        self._counts_version: tuple[int, int] | None = None
+        self._search: PageSearch | None = None
+        self._search_generation: str | None = None
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
@@ -247,7 +276,6 @@ class LocalIndex:
                 self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-        self._writes += 1
 
     def _check_open(self) -> None:
         if self._closed:
@@ -298,6 +326,8 @@ class LocalIndex:
                 self._optimize()
             elif report.changed:
                 self._reclaim()
+            if report.changed:
+                self._page_search()  # build and store the ranker now, not on the first search of the next process
         report.seconds = time.perf_counter() - started
         return report
 
@@ -317,13 +347,11 @@ class LocalIndex:
                 in_batch += self._index_file(root, path, known.get(str(path)), report)
                 if in_batch >= self.batch_documents or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
                     db.execute("COMMIT")
-                    self._writes += 1
                     db.execute("BEGIN IMMEDIATE")
                     batch_started, in_batch = time.monotonic(), 0
                 if progress is not None:
                     progress(str(path), done, len(files))
             db.execute("COMMIT")
-            self._writes += 1
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
@@ -481,7 +509,18 @@ class LocalIndex:
             " WHERE id BETWEEN ? AND ?",
             _passage_ids(doc_id),
         )
+        terms = page_terms(page.title, page.uri, page.description, page.content)
+        db.execute(
+            "INSERT OR REPLACE INTO page_terms (doc_id, terms, counts, lengths) VALUES (?, ?, ?, ?)",
+            (doc_id, "\n".join(terms.terms), terms.counts.tobytes(), terms.lengths.tobytes()),
+        )
+        db.execute("DELETE FROM page_vectors WHERE doc_id = ?", (doc_id,))
+        self._changed()
         return owner is None
+
+    def _changed(self) -> None:
+        """Mark the pages as changed (inside the writing transaction): the ranker is rebuilt on next use."""
+        self._db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
     def _delete_chunks(self, doc_id: int) -> None:
         # External-content FTS5: removing entries needs the values that were indexed, read back first.
@@ -494,7 +533,10 @@ class LocalIndex:
 
     def _delete(self, doc_id: int) -> None:
         self._delete_chunks(doc_id)
+        self._db.execute("DELETE FROM page_terms WHERE doc_id = ?", (doc_id,))
+        self._db.execute("DELETE FROM page_vectors WHERE doc_id = ?", (doc_id,))
         self._db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        self._changed()
 
     def _optimize(self) -> None:
         # Merge the FTS b-trees written batch by batch into one: fewer segments, faster queries.
@@ -615,69 +657,195 @@ class LocalIndex:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 10, *, origin: str | None = None) -> list[dict[str, str]]:
-        """The best passages for ``query``, best first, as ``[{"parent", "id", "content"}]``.
+    def search(
+        self, query: str, limit: int = 10, *, source: str | None = None, origin: str | None = None
+    ) -> list[dict[str, str]]:
+        """The best pages for ``query``, best first, as ``[{"parent", "id", "content"}]``: one hit per page.
 
-        Pages are ranked by their matching passages together (see :mod:`.ranking`); each page shows its
-        best passage, and at most ``weights.per_document`` of its passages appear. ``origin`` keeps only
-        documents of that origin (``"file"``, ``"fetched"``).
+        Pages are ranked whole (see :mod:`.ranker`); each hit shows the page's passage that best matches the
+        query. ``source`` keeps only pages of that site (``"adk.dev"``, ``"firebase.google.com/docs"``) and
+        ``origin`` only documents of that origin (``"file"``, ``"fetched"``), both inside the ranking.
         """
-        rows = self._ranked(query, limit, origin=origin)
-        return [{"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body in rows]
+        return self.search_results(query, limit, source=source, origin=origin)["results"]
 
-    def _ranked(self, query: str, limit: int, *, origin: str | None = None) -> list[tuple[str, int, str, str]]:
-        """``(name, seq, breadcrumb, body)`` of the best passages, best first."""
-        terms = query_terms(query)
-        if not terms or limit <= 0:
-            return []
-        weights = self.weights
-        rank = f"bm25(chunks_fts, {weights.title:g}, {weights.headings:g}, {weights.body:g})"
-        fetch = max(weights.candidates, limit * max(1, weights.per_document))
-        # Rank passage ids only (their page is in the id); the text of the few shown is read afterwards.
-        page = f"(chunks_fts.rowid >> {PAGE_SHIFT})"
-        if origin is None:
-            sql = (
-                f"SELECT rowid, {page}, {rank} AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?"
-            )
-            extra: tuple[Any, ...] = ()
-        else:
-            sql = (
-                f"SELECT chunks_fts.rowid, {page}, {rank} AS score FROM chunks_fts JOIN documents d ON d.id = {page}"
-                " WHERE chunks_fts MATCH ? AND d.origin = ? ORDER BY score LIMIT ?"
-            )
-            extra = (origin,)
+    def search_results(
+        self, query: str, limit: int = 10, *, source: str | None = None, origin: str | None = None
+    ) -> dict[str, Any]:
+        """:meth:`search` in the tool's shape: ``{"results": [...], "notices": [...]}``, where ``notices``
+        (present only when there is something to say) holds one-line remarks such as a weak match."""
+        outcome, rows = self._ranked(query, limit, source=source, origin=origin)
+        results = [
+            {"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body in rows
+        ]
+        return {"results": results, "notices": outcome.notices} if outcome.notices else {"results": results}
+
+    def _ranked(
+        self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
+    ) -> tuple[SearchOutcome, list[tuple[str, int, str, str]]]:
+        """The ranking outcome and ``(name, seq, breadcrumb, body)`` of each page's best passage, best first."""
         with self._lock:
             self._check_open()
-            total = self._count("")
-            terms = prune_common_terms(terms, self._count, total, weights.common_share)
-            hits = order_hits(self._db.execute(sql, (fts_expression(terms), *extra, fetch)).fetchall(), limit, weights)
-            if not hits:
-                return []
-            marks = ",".join("?" * len(hits))
+            search = self._page_search()
+            outcome = search.search(query, limit, source=source, origin=origin)
+            if not outcome.doc_ids:
+                return outcome, []
+            # Words on most pages barely change which passage is best but make FTS5 read long posting lists.
+            terms = query_terms(outcome.text)
+            terms = [term for term in terms if search.ranker.share(term) <= COMMON_SHARE] or terms
+            chosen = self._best_passages(outcome.doc_ids, fts_expression(terms))
+            marks = ",".join("?" * len(chosen))
             found = {
                 row[0]: row[1:]
                 for row in self._db.execute(
                     "SELECT c.id, d.name, c.seq, c.breadcrumb, c.body FROM chunks c JOIN documents d ON d.id = c.doc_id"
                     f" WHERE c.id IN ({marks})",
-                    [hit[0] for hit in hits],
+                    chosen,
                 )
             }
-        return [found[hit[0]] for hit in hits if hit[0] in found]
+        return outcome, [found[passage] for passage in chosen if passage in found]
 
-    def _count(self, term: str) -> int:
-        """Passages containing ``term`` (all passages for ``""``), cached until the index changes."""
-        version = (self._db.execute("PRAGMA data_version").fetchone()[0], self._writes)
-        if version != self._counts_version or len(self._counts) > 20_000:
-            self._counts = {}
-            self._counts_version = version
-        count = self._counts.get(term)
-        if count is None:
-            if term:
-                sql, params = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_expression([term]),)
-            else:
-                sql, params = "SELECT count(*) FROM chunks", ()
-            count = self._counts[term] = self._db.execute(sql, params).fetchone()[0]
-        return count
+    def _best_passages(self, doc_ids: list[int], expression: str) -> list[int]:
+        """For each page, the id of its passage that matches the query best (its first one when none does).
+
+        One FTS5 statement for all pages: bm25's term statistics are gathered once, not once per page.
+        """
+        best: dict[int, tuple[float, int]] = {}
+        if expression:
+            marks = ",".join("?" * len(doc_ids))
+            for passage, score in self._db.execute(
+                f"SELECT rowid, bm25(chunks_fts, 8.0, 4.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
+                f" AND (rowid >> {PAGE_SHIFT}) IN ({marks})",
+                (expression, *doc_ids),
+            ):
+                page = passage >> PAGE_SHIFT
+                if page not in best or (score, passage) < best[page]:
+                    best[page] = (score, passage)
+        chosen = []
+        for doc_id in doc_ids:
+            if doc_id in best:
+                chosen.append(best[doc_id][1])
+                continue
+            low, high = _passage_ids(doc_id)
+            row = self._db.execute("SELECT min(id) FROM chunks WHERE id BETWEEN ? AND ?", (low, high)).fetchone()
+            chosen.append(row[0] if row and row[0] is not None else low)
+        return chosen
+
+    # -- the ranker ---------------------------------------------------------------------------------
+
+    def _page_search(self) -> PageSearch:
+        """The ranker for the pages as they are now: kept while nothing changed, else loaded or rebuilt."""
+        generation = self._meta("generation") or "0"
+        if self._search is not None and self._search_generation == generation:
+            return self._search
+        db = self._db
+        db.execute("BEGIN")  # one read snapshot: the pages, their terms and the generation agree
+        try:
+            generation = self._meta("generation") or "0"
+            ranker = None
+            if self._meta("ranker_generation") == generation:
+                try:
+                    parts = dict(db.execute("SELECT part, data FROM ranker_snapshot"))
+                    ranker = LexicalRanker.from_parts(parts, self.ranking)
+                except (KeyError, ValueError):
+                    ranker = None  # a damaged snapshot is only a cache: rebuild it
+            built = ranker is None
+            if built:
+                ranker = LexicalRanker.build(self._stored_terms(), self.ranking)
+            pages = dict((row[0], row[1:]) for row in db.execute("SELECT id, uri, origin FROM documents"))
+        finally:
+            db.execute("COMMIT")
+        uris = [pages.get(int(doc_id), ("", ""))[0] for doc_id in ranker.doc_ids]
+        origins = [pages.get(int(doc_id), ("", ""))[1] for doc_id in ranker.doc_ids]
+        if built:
+            self._save_snapshot(ranker, generation)
+        self._search = PageSearch(ranker, uris, origins, dense=self._dense(ranker))
+        self._search_generation = generation
+        return self._search
+
+    def _stored_terms(self) -> Iterator[tuple[int, PageTerms]]:
+        fields = len(self.ranking.weights)
+        for doc_id, terms, counts, lengths in self._db.execute(
+            "SELECT doc_id, terms, counts, lengths FROM page_terms ORDER BY doc_id"
+        ):
+            counts_array = np.frombuffer(counts, dtype=np.uint16).reshape(-1, fields)
+            words = terms.split("\n") if terms else []
+            yield doc_id, PageTerms(words, counts_array, np.frombuffer(lengths, np.float32))
+
+    def _save_snapshot(self, ranker: LexicalRanker, generation: str) -> None:
+        """Store the built ranker for the next process to open; skipped when the file is busy or read-only."""
+        if self.path == ":memory:":
+            return
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 0")  # a search never waits for another writer to save a cache
+        try:
+            with self._transaction():
+                if (self._meta("generation") or "0") != generation:
+                    return  # the pages changed meanwhile: this ranker is already stale
+                db.execute("DELETE FROM ranker_snapshot")
+                db.executemany("INSERT INTO ranker_snapshot (part, data) VALUES (?, ?)", ranker.to_parts().items())
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('ranker_generation', ?)", (generation,))
+        except sqlite3.OperationalError:
+            pass  # locked or read-only: the next open rebuilds it
+        finally:
+            db.execute("PRAGMA busy_timeout = 30000")
+
+    def _dense(self, ranker: LexicalRanker) -> tuple[Any, np.ndarray] | None:
+        """The embedder and page vectors for semantic fusion, or None (no extra, or switched off)."""
+        from . import semantic
+
+        if self.semantic is False or (self.semantic is None and not semantic.enabled()) or not len(ranker):
+            return None
+        model = semantic.default_embedder()
+        if model is None:
+            return None
+        return model, self._page_vectors(model, ranker)
+
+    def _page_vectors(self, model: Any, ranker: LexicalRanker) -> np.ndarray:
+        """One unit vector per page in ranker order; pages without one are embedded (in batches) and stored."""
+        db = self._db
+        stored = {
+            doc_id: np.frombuffer(blob, dtype=np.float32)
+            for doc_id, blob in db.execute("SELECT doc_id, vector FROM page_vectors WHERE model = ?", (model.name,))
+        }
+        missing = [int(doc_id) for doc_id in ranker.doc_ids if int(doc_id) not in stored]
+        fresh: dict[int, np.ndarray] = {}
+        for start in range(0, len(missing), EMBED_BATCH):  # batches keep the embedding's memory small
+            part = missing[start : start + EMBED_BATCH]
+            marks = ",".join("?" * len(part))
+            rows = db.execute(f"SELECT id, title, description, content FROM documents WHERE id IN ({marks})", part)
+            ids, texts = [], []
+            for doc_id, title, description, content in rows:
+                ids.append(doc_id)
+                texts.append(model.page_text(title, description, content))
+            fresh.update(zip(ids, model.embed(texts), strict=True))
+        if fresh:
+            stored.update(fresh)
+            self._save_vectors(model.name, fresh)
+        vectors = np.zeros((len(ranker.doc_ids), model.dimensions), dtype=np.float32)
+        for position, doc_id in enumerate(ranker.doc_ids):
+            vector = stored.get(int(doc_id))
+            if vector is not None and len(vector) == model.dimensions:
+                vectors[position] = vector
+        return vectors
+
+    def _save_vectors(self, model_name: str, vectors: dict[int, np.ndarray]) -> None:
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 0")
+        try:
+            with self._transaction():
+                db.executemany(
+                    "INSERT OR REPLACE INTO page_vectors (doc_id, model, vector) SELECT ?, ?, ?"
+                    " WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)",
+                    [(key, model_name, vector.astype(np.float32).tobytes(), key) for key, vector in vectors.items()],
+                )
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            db.execute("PRAGMA busy_timeout = 30000")
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
 
     def get(self, names: Iterable[str]) -> list[dict[str, str]]:
         """The documents with these names that exist, in request order, in the service's document shape."""
@@ -707,7 +875,7 @@ class LocalIndex:
 
         Returns ``{"answerText", "references": [names], "extractive": True}``.
         """
-        rows = self._ranked(query, max(passages * 3, 8))
+        _, rows = self._ranked(query, max(passages * 3, 8))
         hits = [(name, crumb, body) for name, _, crumb, body in rows]
         return extractive_answer(query, hits, passages=passages)
 
@@ -772,6 +940,12 @@ class LocalIndex:
             empty = db.execute(sql).fetchone()[0]
             if empty:
                 problems.append(f"{empty} documents have no passages")
+            unranked = db.execute(
+                "SELECT (SELECT count(*) FROM documents WHERE id NOT IN (SELECT doc_id FROM page_terms))"
+                " + (SELECT count(*) FROM page_terms WHERE doc_id NOT IN (SELECT id FROM documents))"
+            ).fetchone()[0]
+            if unranked:
+                problems.append(f"{unranked} documents and term counts do not match")
         return problems
 
     def close(self) -> None:

@@ -1,4 +1,10 @@
-"""Turn what a user types into a safe FTS5 query: quoted terms joined with OR, ranked by BM25.
+"""What a user types, turned into ranking tokens (:func:`ranking_query`) and into a safe FTS5 query.
+
+A pasted compiler or runtime message is first rewritten (:func:`rewrite_message`): file paths, line and
+column numbers, stack frames and the message's boilerplate words (``error``, ``uncaught``, ``exception``)
+go; quoted names and type names stay. Then :mod:`.tokens` cuts the text into words and whole identifiers.
+
+For the FTS5 passage index (used to choose the excerpt shown with a hit):
 
 FTS5 has its own query syntax (``"``, ``:``, ``-``, ``*``, ``^``, parentheses, ``AND``/``OR``/``NOT``/
 ``NEAR``). User text is never passed through: it is cut into word terms the way the index's
@@ -10,8 +16,20 @@ passage that matches only some terms still rank, and BM25 puts those matching mo
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-__all__ = ["MAX_TERMS", "STOPWORDS", "fts_expression", "fts_query", "query_terms"]
+from .tokens import tokens, word_tokens
+
+__all__ = [
+    "MAX_TERMS",
+    "STOPWORDS",
+    "RankingQuery",
+    "fts_expression",
+    "fts_query",
+    "query_terms",
+    "ranking_query",
+    "rewrite_message",
+]
 
 #: Longer questions keep their first this-many distinct terms (each OR term costs a posting-list scan).
 MAX_TERMS = 16
@@ -57,3 +75,67 @@ def fts_query(text: str, *, prefix_last: bool = False, max_terms: int = MAX_TERM
     if prefix_last and terms and len(terms[-1]) >= 3:
         parts.append(f'"{terms[-1]}"*')
     return " OR ".join(parts)
+
+
+# -- pasted messages --------------------------------------------------------------------------------
+
+# Words every message repeats and no page is about; only dropped from text that looks like a message.
+_BOILERPLATE_TEXT = """
+    error errors warning warnings info hint fatal severe uncaught unhandled exception thrown caught
+    line lines column col file stack trace traceback recent call last at
+"""
+_BOILERPLATE = frozenset(_BOILERPLATE_TEXT.split())
+# "lib/main.dart:12:5", "/app/src/index.js:10", "C:\\src\\x.py", "file:///..."; also "(line 12)".
+_PATH = re.compile(
+    r"(?:[A-Za-z]:\\|file://|\.{0,2}/)?(?:[\w.@-]+[/\\])+[\w.@-]+\.\w{1,5}(?::\d+)*|\b[\w-]+\.\w{1,5}:\d+(?::\d+)*"
+    r"|(?<![\w.])(?:~|[A-Za-z]:)?[/\\](?:[\w.@-]+[/\\])+[\w.@-]*"
+)
+_LINE_NUMBERS = re.compile(r"\b(?:line|col(?:umn)?)\s+\d+\b|(?<![\w.])\d+:\d+(?::\d+)?\b", re.IGNORECASE)
+_STACK_FRAME = re.compile(r"^\s*(?:at\s+\S.*|#\d+\s+.*|File \".*|\.\.\. \d+ more)$", re.MULTILINE)
+_MESSAGE_SIGNS = re.compile(
+    r"\b(?:error|exception|warning|uncaught|failed|fatal|isn't|can't|cannot|undefined|unexpected|expected|"
+    r"not found|no such|traceback)\b|\w+(?:Error|Exception)\b|\w+\.\w+:\d+",
+    re.IGNORECASE,
+)
+
+
+def looks_like_message(text: str) -> bool:
+    """Whether ``text`` reads like a pasted compiler or runtime message rather than a question."""
+    return bool(_MESSAGE_SIGNS.search(text or ""))
+
+
+def rewrite_message(text: str) -> str:
+    """A pasted message without what no page contains: paths, line numbers, stack frames, boilerplate words.
+
+    Quoted names (``'fromJson'``) and type names (``TypeError``, ``Future<void>``) are kept. Text that does
+    not look like a message comes back unchanged.
+    """
+    if not looks_like_message(text):
+        return text
+    text = _STACK_FRAME.sub(" ", text)
+    text = _PATH.sub(" ", text)
+    text = _LINE_NUMBERS.sub(" ", text)
+    kept = [word for word in re.split(r"(\s+)", text) if word.strip(":.,;!()[]").lower() not in _BOILERPLATE]
+    rewritten = " ".join("".join(kept).split())
+    return rewritten or text
+
+
+@dataclass(frozen=True)
+class RankingQuery:
+    """A query ready for the ranker: its ``tokens`` (words and whole identifiers, no stopwords) and its
+    content ``words`` (what the weak-match check counts)."""
+
+    text: str
+    tokens: tuple[str, ...]
+    words: tuple[str, ...]
+
+
+def ranking_query(text: str, *, max_tokens: int = 48) -> RankingQuery:
+    """The ranking tokens of what a user typed or pasted (see :func:`rewrite_message`)."""
+    rewritten = rewrite_message(text or "")
+    found = list(dict.fromkeys(token for token in tokens(rewritten) if token not in STOPWORDS))
+    words = list(dict.fromkeys(word for word in word_tokens(rewritten) if word not in STOPWORDS))
+    if not found:  # only stopwords ("how do I"): search them rather than nothing
+        found = list(dict.fromkeys(tokens(rewritten)))
+        words = list(dict.fromkeys(word_tokens(rewritten)))
+    return RankingQuery(rewritten, tuple(found[:max_tokens]), tuple(words[:max_tokens]))

@@ -42,7 +42,7 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from .._version import __version__
 from ..backend import Backend
 from ..errors import ConfigurationError, DevKnowError
-from ..tools import MAX_NAMES_PER_CALL, TOOLS, tool_definitions
+from ..tools import MAX_NAMES_PER_CALL, TOOLS
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostCheck", "TokenCheck", "build_app", "build_server", "serve"]
 
@@ -57,7 +57,8 @@ _STATUS_WORDS = ("NOT_FOUND", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "PERMISS
 
 def build_server(backend: Backend) -> Server:
     """An SDK ``Server`` offering the three tools over ``backend`` (called in worker threads)."""
-    tools = [types.Tool.model_validate(tool) for tool in tool_definitions()]
+    definitions = {tool["name"]: tool for tool in backend.list_tools()}  # the local index's: with `source`
+    tools = [types.Tool.model_validate(tool) for tool in definitions.values()]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -82,7 +83,7 @@ def build_server(backend: Backend) -> Server:
         )
 
     def input_schema(name: str) -> dict[str, Any] | None:
-        tool = TOOLS.get(name)
+        tool = definitions.get(name)
         return tool["inputSchema"] if tool else None
 
     return Server(

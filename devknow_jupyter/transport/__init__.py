@@ -5,9 +5,10 @@
 move to another HTTP library stays a change to this package alone.
 
 Modules: ``mcp_http`` (the backend: eras, sessions, exchanges), ``sse`` (reading one reply from an
-event stream), ``keepalive`` (reading a stream's end briefly, so its connection is reused), ``wire``
-(versions, headers and envelopes), ``replies`` (results and error mapping), ``retry`` (when to retry
-and how long to wait).
+event stream, bounded), ``decode`` (reply bytes to JSON: size limits, odd JSON, lone surrogates),
+``budget`` (one deadline per call), ``keepalive`` (reading a stream's end briefly, so its connection is
+reused; every read within the deadline), ``wire`` (versions, headers and envelopes), ``replies``
+(results, their shapes, and error mapping), ``retry`` (when to retry and how long to wait).
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ deadline and stops after a byte budget. Its own reads only: the thread is checke
 connection goes back to the pool the moment the stream ends. When anything is not as expected (no
 network stream, HTTP/2, an error, the deadline), the response is closed as before: the connection is
 dropped, never waited on for longer.
+
+The same wrapper bounds every read by the call's deadline (:func:`reads_bounded`): each read waits at
+most the time the call has left, so a reply that drips a byte at a time can't outlast it. Streams are
+wrapped as their connection opens (:func:`trace`, httpcore's trace extension), so the status line and
+headers of a first response are bounded too.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import httpcore
 import httpx
 
-__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "SHORT_DRAIN_SECONDS", "drain"]
+__all__ = ["DRAIN_BYTES", "DRAIN_SECONDS", "SHORT_DRAIN_SECONDS", "drain", "reads_bounded", "trace", "watch"]
 
 #: The longest wait for the end of a stream after our reply.
 DRAIN_SECONDS = 0.05
@@ -41,6 +48,39 @@ log = logging.getLogger("devknow_jupyter.transport")
 
 class _Stop(Exception):
     """Internal: the drain's deadline or byte budget is used up (raised from inside httpcore's read)."""
+
+
+# The deadline of the call this thread is making (a time.monotonic() value), read by every wrapped stream.
+_call = threading.local()
+
+
+def trace(event: str, info: dict[str, Any]) -> None:
+    """httpcore's ``trace`` extension: wrap each new connection's stream as it opens, so that even its
+    first response's status line and headers are read within the call's deadline."""
+    if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+        stream = info.get("return_value")
+        if stream is not None:
+            _budgets_of(stream)
+
+
+def watch(response: httpx.Response) -> None:
+    """Wrap ``response``'s connection if :func:`trace` did not see it open (one opened elsewhere)."""
+    stream = response.extensions.get("network_stream")
+    if stream is not None and response.http_version == "HTTP/1.1":
+        _budgets_of(stream)
+
+
+@contextmanager
+def reads_bounded(deadline: float) -> Iterator[None]:
+    """While the block runs, every read this thread makes on a wrapped connection (all that :func:`trace`
+    saw open) waits at most until ``deadline``, then raises httpcore's ``ReadTimeout``. Elsewhere reads
+    keep httpx's own timeout, which the transport sets to the time left when each request starts."""
+    outer = getattr(_call, "deadline", None)
+    _call.deadline = deadline if outer is None else min(deadline, outer)
+    try:
+        yield
+    finally:
+        _call.deadline = outer
 
 
 def drain(response: httpx.Response, events: Iterator[Any], *, seconds: float, max_bytes: int = DRAIN_BYTES) -> bool:
@@ -91,13 +131,23 @@ def _budgets_of(stream: Any) -> dict[int, list[float]] | None:
 
         def bounded_read(size: int, timeout: float | None = None) -> bytes:
             budget = budgets.get(threading.get_ident())
-            if budget is None:  # an ordinary read (another request on this connection)
+            deadline = getattr(_call, "deadline", None)
+            if budget is None and deadline is None:  # a read outside any call of ours
                 return read(size, timeout)
-            remaining = budget[0] - time.monotonic()
-            if remaining <= 0 or budget[1] <= 0:
-                raise _Stop()
-            data = read(size, remaining if timeout is None else min(timeout, remaining))
-            budget[1] -= len(data)
+            now = time.monotonic()
+            waits = [] if timeout is None else [timeout]
+            if deadline is not None:
+                if deadline <= now:
+                    # httpx turns this into its ReadTimeout, which the transport reports as the call's timeout.
+                    raise httpcore.ReadTimeout("the call's deadline passed")
+                waits.append(deadline - now)
+            if budget is not None:  # a drain: its own short deadline and byte budget
+                if budget[0] <= now or budget[1] <= 0:
+                    raise _Stop()
+                waits.append(budget[0] - now)
+            data = read(size, min(waits))
+            if budget is not None:
+                budget[1] -= len(data)
             return data
 
         try:

@@ -3,16 +3,19 @@
 Layers, bottom up (each a method group below):
 
 1. ``_post``: one HTTP exchange. Same-origin 307/308 redirects, a JSON or SSE reply, server pings
-   answered, Ctrl-C turned into a cancel. After an SSE reply the stream's end is read briefly, so the
-   connection stays alive (:mod:`.keepalive`).
+   answered (at most :data:`~.budget.MAX_SERVER_REQUESTS` a call), Ctrl-C turned into a cancel. Bodies and
+   events are bounded while read (``max_reply_bytes``, :mod:`.decode`, :mod:`.sse`). After an SSE reply the
+   stream's end is read briefly, so the connection stays alive (:mod:`.keepalive`).
 2. ``_roundtrip``: retries. Connect errors, 502/503/504 and (for search/get only) 429, with capped
-   backoff and ``Retry-After``; one re-send when an event stream ends without our reply.
+   backoff and ``Retry-After``; one re-send when an event stream ends without our reply. All within the
+   call's one deadline (:mod:`.budget`): every exchange gets at most the time left.
 3. ``_rpc``: the era. Discovered once (``server/discover`` first, ``initialize`` when the server is of
    the handshake era), then every request gets its era's envelope; an expired session is renewed once.
 4. ``call_tool`` / ``list_tools`` / ``close``: the :class:`~devknow_jupyter.backend.Backend` contract.
 
-The protocol rules come from ``shared/notes/mcp-protocol.md``. The key travels only in a header; it is
-registered with :func:`~devknow_jupyter.errors.register_secret` so no message can show it.
+The protocol rules come from ``shared/notes/mcp-protocol.md``. The key travels only in a header (one found
+in the URL is moved there); it is registered with :func:`~devknow_jupyter.errors.register_secret` so no
+message can show it.
 """
 
 from __future__ import annotations
@@ -27,13 +30,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
 from .._version import __version__
-from ..errors import ConfigurationError, DevKnowError, ProtocolError, RequestTimeout, TransportError, register_secret
+from ..errors import (
+    ConfigurationError,
+    DevKnowError,
+    ProtocolError,
+    TransportError,
+    register_secret,
+    split_url_credentials,
+)
 from . import keepalive, wire
+from .budget import CallBudget
+from .decode import MAX_REPLY_BYTES, parse_json, read_capped
 from .replies import error_member, http_failure, rpc_failure, tool_result
 from .retry import RetryPolicy, parse_retry_after
 from .sse import read_reply
@@ -46,8 +58,6 @@ _ACCEPT = "application/json, text/event-stream"
 _MAX_REDIRECTS = 5
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_TOOL_PAGES = 50
-#: Query parameters that hold a secret; such a URL is refused (keys go in a header, never in a URL).
-_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "access_token", "token"})
 _SECRET_HEADERS = frozenset({"x-goog-api-key", "authorization", "proxy-authorization", "cookie"})
 
 
@@ -83,16 +93,22 @@ class McpHttpBackend:
 
     Args:
         url: The MCP endpoint, e.g. ``https://developerknowledge.googleapis.com/mcp``.
-        api_key: Sent in ``X-Goog-Api-Key`` on every request (never in the URL).
+        api_key: Sent in ``X-Goog-Api-Key`` on every request (never in the URL: a key found in ``url``,
+            as userinfo or a ``key=`` parameter, is moved to this header). Surrounding whitespace is dropped.
         access_token: An OAuth token, sent as ``Authorization: Bearer``.
-        timeout: Seconds to wait for data from the server (the read timeout).
-        connect_timeout: Seconds to wait for a connection.
+        timeout: Seconds one call may take in all: discovery, retries, backoff and ``Retry-After`` waits,
+            and reading the reply (however slowly it drips, however many pings and notifications come
+            first). Each HTTP read gets at most the time left; past it, ``RequestTimeout``.
+        connect_timeout: Seconds to wait for a connection (within ``timeout``).
         headers: Extra headers for every request.
         http_transport: An ``httpx`` transport (tests, custom proxies). Environment proxies and
             ``SSL_CERT_FILE`` apply only without one, as httpx does.
         backoff: Seconds before the first retry (doubling, with jitter, capped).
         retry: A full :class:`~devknow_jupyter.transport.retry.RetryPolicy` instead of ``backoff``.
         modern_versions: The modern protocol versions to offer, most preferred first.
+        max_reply_bytes: The largest JSON reply body, SSE line or SSE event read, in bytes (default
+            :data:`~devknow_jupyter.transport.decode.MAX_REPLY_BYTES`, 32 MiB); past it, a ``ProtocolError``
+            naming the limit, and the request is not sent again. ``None`` disables the limit.
     """
 
     kind = "remote"
@@ -110,12 +126,18 @@ class McpHttpBackend:
         backoff: float = 0.5,
         retry: RetryPolicy | None = None,
         modern_versions: tuple[str, ...] | list[str] | None = None,
+        max_reply_bytes: int | None = MAX_REPLY_BYTES,
     ) -> None:
-        _check_url(url)
+        url, url_key, url_token = split_url_credentials(url)
+        if (url_key and (api_key or "").strip() not in ("", url_key)) or (
+            url_token and (access_token or "").strip() not in ("", url_token)
+        ):
+            raise ConfigurationError("The endpoint URL holds a credential and another one was given; pass one only.")
         self.endpoint = url
         self._url = url
-        self._api_key = api_key or None
-        self._access_token = access_token or None
+        self._api_key = (api_key or "").strip() or url_key
+        self._access_token = (access_token or "").strip() or url_token
+        self.max_reply_bytes = max_reply_bytes
         register_secret(self._api_key)
         register_secret(self._access_token)
         self.timeout = float(timeout)
@@ -180,7 +202,9 @@ class McpHttpBackend:
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call tool ``name`` and return its structured result, or raise a ``DevKnowError``."""
         params = {"name": name, "arguments": dict(arguments or {})}
-        result = self._rpc("tools/call", params, tool=name, extra=lambda: self._param_headers(name, params))
+        budget = self._budget()
+        extra = lambda: self._param_headers(name, params)  # noqa: E731
+        result = self._rpc("tools/call", params, budget, tool=name, extra=extra)
         return tool_result(result, tool=name)
 
     def list_tools(self) -> list[dict[str, Any]]:
@@ -196,8 +220,9 @@ class McpHttpBackend:
             tools: list[dict[str, Any]] = []
             params: dict[str, Any] = {}
             result: dict[str, Any] = {}
+            budget = self._budget()  # one deadline for all the pages
             for _ in range(_MAX_TOOL_PAGES):
-                result = self._rpc("tools/list", params)
+                result = self._rpc("tools/list", params, budget)
                 page = result.get("tools") if isinstance(result, dict) else None
                 if not isinstance(page, list):
                     raise ProtocolError("tools/list: the result has no list of tools.")
@@ -234,10 +259,14 @@ class McpHttpBackend:
 
     # -- layer 3: eras, sessions ------------------------------------------------------------------
 
+    def _budget(self) -> CallBudget:
+        return CallBudget(self.timeout, urlsplit(self._url).netloc)
+
     def _rpc(
         self,
         method: str,
         params: dict[str, Any] | None,
+        budget: CallBudget,
         *,
         tool: str | None = None,
         extra: Callable[[], dict[str, str]] | None = None,
@@ -245,47 +274,47 @@ class McpHttpBackend:
         """Send one request in the server's era and return its ``result``, or raise the mapped error."""
         if self._closed:
             raise ConfigurationError("This connection to the MCP server is closed; create a new client.")
-        state = self._connected()
+        state = self._connected(budget)
         renewed = reprobed = False
         while True:
             headers = extra() if extra is not None and state.era == "modern" else {}
-            reply = self._roundtrip(state, method, params, tool=tool, headers=headers)
+            reply = self._roundtrip(state, method, params, budget, tool=tool, headers=headers)
             if reply.status == 404 and state.era == "handshake" and state.session_id is not None:
                 if renewed:
                     raise ProtocolError(f"{self.endpoint} lost the MCP session again right after a new one started.")
                 log.debug("session expired (404); initializing again")
-                state, renewed = self._renew(state), True
+                state, renewed = self._renew(state, budget), True
                 continue
             error = error_member(reply.body)
             if state.era == "modern" and error and error.get("code") == wire.UNSUPPORTED_VERSION and not reprobed:
-                state, reprobed = self._rediscover(state), True  # the server changed its versions
+                state, reprobed = self._rediscover(state, budget), True  # the server changed its versions
                 continue
             return self._result(reply, method, tool)
 
-    def _connected(self) -> _State:
+    def _connected(self, budget: CallBudget) -> _State:
         state = self._state
         if state.era is not None:
             return state
         with self._connect_lock:
             if self._state.era is None:
-                self._state = self._discover()
+                self._state = self._discover(budget)
                 log.debug("era %s, version %s", self._state.era, self._state.version)
             return self._state
 
-    def _renew(self, stale: _State) -> _State:
+    def _renew(self, stale: _State, budget: CallBudget) -> _State:
         with self._connect_lock:
             if self._state == stale:  # not renewed meanwhile by another thread
                 self._state = _State()
-                self._state = self._initialize()
-            return self._connected()
+                self._state = self._initialize(budget)
+            return self._connected(budget)
 
-    def _rediscover(self, stale: _State) -> _State:
+    def _rediscover(self, stale: _State, budget: CallBudget) -> _State:
         with self._connect_lock:
             if self._state == stale:
                 self._state = _State()
-            return self._connected()
+            return self._connected(budget)
 
-    def _discover(self) -> _State:
+    def _discover(self, budget: CallBudget) -> _State:
         """Find the server's era the spec's way: a modern ``server/discover`` first, else ``initialize``.
 
         Only a well-formed MCP answer is an era verdict: 401/403/429/5xx and network errors raise.
@@ -294,20 +323,20 @@ class McpHttpBackend:
         version = self._modern_versions[0]
         while True:
             tried.append(version)
-            reply = self._roundtrip(_State("modern", version), "server/discover", {}, tool=None)
+            reply = self._roundtrip(_State("modern", version), "server/discover", {}, budget, tool=None)
             error = error_member(reply.body)
             if reply.status < 300 and isinstance(reply.body, dict) and isinstance(reply.body.get("result"), dict):
-                supported = reply.body["result"].get("supportedVersions") or [version]
+                supported = _strings(reply.body["result"].get("supportedVersions")) or [version]
                 mutual = [v for v in self._modern_versions if v in supported]
                 if mutual:
                     return _State("modern", version if version in mutual else mutual[0])
-                return self._initialize()  # a discover-answering server that offers only handshake versions
+                return self._initialize(budget)  # a discover-answering server that offers only handshake versions
             if reply.status in (401, 403, 429) or reply.status >= 500 or 300 <= reply.status < 400:
                 raise self._failure(reply, "server/discover", None)
             code = error.get("code") if error else None
             if code == wire.UNSUPPORTED_VERSION:
                 data = error.get("data") if isinstance(error.get("data"), dict) else {}
-                supported = [v for v in data.get("supported") or [] if isinstance(v, str)]
+                supported = _strings(data.get("supported"))
                 mutual = [v for v in self._modern_versions if v in supported and v not in tried]
                 if mutual:
                     version = mutual[0]
@@ -319,13 +348,14 @@ class McpHttpBackend:
                     )
             elif code in (wire.HEADER_MISMATCH, -32021) and reply.status == 400:
                 raise ProtocolError(f"{self.endpoint} refused our request envelope: {error.get('message')}")
-            return self._initialize()  # 400 "Unsupported protocol version", 404/-32601, 405, …: handshake era
+            return self._initialize(budget)  # 400 "Unsupported protocol version", 404/-32601, 405, …: handshake era
 
-    def _initialize(self) -> _State:
+    def _initialize(self, budget: CallBudget) -> _State:
         """The handshake: ``initialize`` (no session, no version header), then ``notifications/initialized``."""
-        reply = self._roundtrip(_State("handshake"), "initialize", wire.initialize_params(), tool=None)
+        reply = self._roundtrip(_State("handshake"), "initialize", wire.initialize_params(), budget, tool=None)
         result = self._result(reply, "initialize", None)
         version = result.get("protocolVersion") if isinstance(result, dict) else None
+        version = version if isinstance(version, str) else None
         state = _State("handshake", version, reply.session_id)
         if version not in wire.HANDSHAKE_VERSIONS:
             self._end_session(state)
@@ -333,7 +363,7 @@ class McpHttpBackend:
                 f"{self.endpoint} chose MCP version {version!r}, which this client does not speak "
                 f"({', '.join(wire.HANDSHAKE_VERSIONS)})."
             )
-        notified = self._roundtrip(state, "notifications/initialized", None, tool=None, notify=True)
+        notified = self._roundtrip(state, "notifications/initialized", None, budget, tool=None, notify=True)
         if notified.status >= 300:
             raise self._failure(notified, "notifications/initialized", None)
         return state
@@ -419,18 +449,23 @@ class McpHttpBackend:
         state: _State,
         method: str,
         params: dict[str, Any] | None,
+        budget: CallBudget,
         *,
         tool: str | None,
         headers: dict[str, str] | None = None,
         notify: bool = False,
     ) -> _Reply:
-        """One request with retries: returns the final reply (any status) or raises a transport error."""
+        """One request with retries, within ``budget``: returns the final reply (any status) or raises.
+
+        A retry whose wait would end past the deadline is not made: the last failure is the answer.
+        """
         attempt = 1
         resent = False
         while True:
+            budget.check()
             message, envelope_headers = self._envelope(state, method, params, notify=notify)
             try:
-                reply = self._post(message, {**envelope_headers, **(headers or {})}, state=state)
+                reply = self._post(message, {**envelope_headers, **(headers or {})}, state=state, budget=budget)
             except _StreamEnded:
                 if resent:
                     raise ProtocolError(
@@ -441,13 +476,15 @@ class McpHttpBackend:
                 continue
             except httpx.HTTPError as exc:
                 if _retryable(exc) and self.retry.may_retry(attempt):
-                    self._wait(self.retry.delay(attempt))
-                    attempt += 1
-                    continue
-                raise self._transport_error(exc) from exc
+                    delay = self.retry.delay(attempt) or 0.0
+                    if budget.allows_wait(delay):
+                        self._wait(delay)
+                        attempt += 1
+                        continue
+                raise self._transport_error(exc, budget) from exc
             if reply.status >= 300 and self.retry.retries_status(reply.status, tool) and self.retry.may_retry(attempt):
                 delay = self.retry.delay(attempt, reply.retry_after)
-                if delay is not None:
+                if delay is not None and budget.allows_wait(delay):
                     log.debug("HTTP %s for %s; retrying in %.2f s", reply.status, method, delay)
                     self._wait(delay)
                     attempt += 1
@@ -461,7 +498,12 @@ class McpHttpBackend:
 
     # -- layer 1: one HTTP exchange ----------------------------------------------------------------
 
-    def _post(self, message: dict[str, Any], headers: dict[str, str], *, state: _State) -> _Reply:
+    def _timeouts(self, budget: CallBudget) -> httpx.Timeout:
+        """This exchange's httpx timeouts: none longer than the time the call has left."""
+        left = max(budget.remaining(), 0.001)
+        return httpx.Timeout(connect=min(self.connect_timeout, left), read=left, write=left, pool=left)
+
+    def _post(self, message: dict[str, Any], headers: dict[str, str], *, state: _State, budget: CallBudget) -> _Reply:
         """POST one JSON-RPC message and read the reply completely (following same-origin redirects)."""
         request_id = message.get("id")
         url = self._url
@@ -470,8 +512,16 @@ class McpHttpBackend:
         response: httpx.Response | None = None
         try:
             for _ in range(_MAX_REDIRECTS + 1):
-                request = self._http.build_request("POST", url, content=content, headers=all_headers)
-                response = self._http.send(request, stream=True)
+                request = self._http.build_request(
+                    "POST",
+                    url,
+                    content=content,
+                    headers=all_headers,
+                    timeout=self._timeouts(budget),
+                    extensions={"trace": keepalive.trace},
+                )
+                with keepalive.reads_bounded(budget.deadline):
+                    response = self._http.send(request, stream=True)
                 if response.status_code in (307, 308) and response.headers.get("location"):
                     target = response.url.join(response.headers["location"])
                     response.close()
@@ -486,7 +536,9 @@ class McpHttpBackend:
                         )
                     url = str(target)
                     continue
-                return self._read(response, request_id, state)
+                keepalive.watch(response)
+                with keepalive.reads_bounded(budget.deadline):
+                    return self._read(response, request_id, state, budget)
             raise ProtocolError(f"{self.endpoint} redirected more than {_MAX_REDIRECTS} times.")
         except KeyboardInterrupt:
             if response is not None:
@@ -498,7 +550,7 @@ class McpHttpBackend:
             if response is not None:
                 response.close()
 
-    def _read(self, response: httpx.Response, request_id: Any, state: _State) -> _Reply:
+    def _read(self, response: httpx.Response, request_id: Any, state: _State, budget: CallBudget) -> _Reply:
         """Read a reply completely: an event stream or JSON for a request, else (errors, 202s) the body."""
         status = response.status_code
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
@@ -512,27 +564,32 @@ class McpHttpBackend:
         wants_reply = request_id is not None and status < 300
         if wants_reply and content_type == "text/event-stream":
             reply.body = read_reply(
-                response, request_id, lambda request: self._answer(request, state), after=self._drain(response)
+                response,
+                request_id,
+                lambda request: self._answer(request, state, budget),
+                max_bytes=self.max_reply_bytes,
+                budget=budget,
+                after=self._drain(response),
             )
             if reply.body is None:
                 raise _StreamEnded()
             return reply
-        raw = _read_capped(response, None if wants_reply else _MAX_ERROR_BODY)
         if wants_reply:
+            if status != 202 and content_type not in ("application/json", ""):  # not worth reading
+                raise ProtocolError(f"{self.endpoint} replied with {content_type}, not JSON or an event stream.")
+            raw = read_capped(response, self.max_reply_bytes, budget, cut=False)
             if status == 202 or not raw:
                 raise ProtocolError(f"{self.endpoint} sent no reply to a request (HTTP {status}).")
             if content_type != "application/json":
-                kind = content_type or "no content type"
-                raise ProtocolError(f"{self.endpoint} replied with {kind}, not JSON or an event stream.")
-            try:
-                reply.body = json.loads(raw)
-            except ValueError:
-                raise ProtocolError(f"{self.endpoint} sent a reply that is not valid JSON.") from None
+                raise ProtocolError(f"{self.endpoint} replied with no content type, not JSON or an event stream.")
+            reply.body = parse_json(raw)
             self._check_id(reply.body, request_id)
             return reply
-        try:  # an error body (JSON-RPC, Google's, or text) or a notification's acknowledgement
-            reply.body = json.loads(raw) if raw else None
-        except ValueError:
+        # An error body (JSON-RPC, Google's, or text) or a notification's acknowledgement: its start is enough.
+        raw = read_capped(response, _MAX_ERROR_BODY, budget, cut=True)
+        try:
+            reply.body = parse_json(raw) if raw else None
+        except ProtocolError:
             reply.text = raw[:300].decode("utf-8", "replace")
         return reply
 
@@ -549,39 +606,48 @@ class McpHttpBackend:
         if body.get("id") != request_id and not (body.get("id") is None and "error" in body):
             raise ProtocolError(f"{self.endpoint} answered another request (id {body.get('id')!r}).")
 
-    def _answer(self, request: dict[str, Any], state: _State) -> None:
-        """Reply to a request the server sent on our stream: ``ping`` gets ``{}``, anything else -32601."""
+    def _answer(self, request: dict[str, Any], state: _State, budget: CallBudget) -> None:
+        """Reply to a request the server sent on our stream: ``ping`` gets ``{}``, anything else -32601.
+
+        At most :data:`~.budget.MAX_SERVER_REQUESTS` a call: a server that only pings gets no more answers,
+        and the call's deadline ends the wait.
+        """
+        if not budget.may_answer():
+            log.debug("not answering %s: this call answered its share of server requests", request.get("method"))
+            return
         if request.get("method") == "ping":
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"], "result": {}}
         else:
             error = {"code": wire.METHOD_NOT_FOUND, "message": f"Method not supported: {request.get('method')}"}
             reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
-        self._post_quietly(reply, state)
+        self._post_quietly(reply, state, seconds=min(2.0, max(budget.remaining(), 0.001)))
 
     def _cancel(self, request_id: Any, state: _State) -> None:
         """Tell a handshake-era server we gave up on ``request_id`` (best effort, never raises)."""
         params = {"requestId": request_id, "reason": "interrupted"}
-        self._post_quietly(wire.notification("notifications/cancelled", params), state)
+        self._post_quietly(wire.notification("notifications/cancelled", params), state, seconds=min(2.0, self.timeout))
 
-    def _post_quietly(self, message: dict[str, Any], state: _State) -> None:
+    def _post_quietly(self, message: dict[str, Any], state: _State, *, seconds: float) -> None:
         headers = {
             "Content-Type": "application/json",
             "Accept": _ACCEPT,
             **wire.handshake_headers(state.version, state.session_id),
         }
         try:
-            self._http.post(self._url, json=message, headers=headers, timeout=min(2.0, self.timeout))
+            self._http.post(self._url, json=message, headers=headers, timeout=seconds)
         except httpx.HTTPError as exc:
             log.debug("could not post %s: %s", message.get("method", "a reply"), type(exc).__name__)
 
-    def _transport_error(self, exc: httpx.HTTPError) -> TransportError:
+    def _transport_error(self, exc: httpx.HTTPError, budget: CallBudget) -> TransportError:
         """A short, useful message for an httpx failure (which never carries our headers)."""
         host = urlsplit(self._url).netloc
         reason = _reason(exc)
+        if isinstance(exc, httpx.TimeoutException) and budget.remaining() <= 0.01:
+            return budget.expired()  # the call's own deadline, whichever phase it cut short
         if isinstance(exc, httpx.ConnectTimeout):
             return TransportError(f"Could not connect to {host} within {self.connect_timeout:g} s.{_proxy_note()}")
         if isinstance(exc, httpx.TimeoutException):
-            return RequestTimeout(f"No reply from {host} within {self.timeout:g} s.")
+            return budget.expired()
         if isinstance(exc, httpx.ProxyError):
             return TransportError(
                 f"The proxy would not connect us to {host} ({reason}); check HTTPS_PROXY, HTTP_PROXY and NO_PROXY."
@@ -596,26 +662,9 @@ class McpHttpBackend:
         return TransportError(f"The connection to {host} failed ({reason}).")
 
 
-def _check_url(url: str) -> None:
-    parts = urlsplit(url)
-    secret_query = any(key.lower() in _SECRET_PARAMS for key, _ in parse_qsl(parts.query))
-    if parts.password or secret_query:
-        raise ConfigurationError(
-            "The endpoint URL holds a credential; pass it as api_key= (sent in a header) instead.",
-            hint="Keys in URLs end up in logs and proxies.",
-        )
-
-
-def _read_capped(response: httpx.Response, cap: int | None) -> bytes:
-    if cap is None:
-        return response.read()
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= cap:
-            break
-    return b"".join(chunks)[:cap]
+def _strings(value: Any) -> list[str]:
+    """The strings of a list the server sent (a version list), ignoring anything else it holds."""
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def _retryable(exc: httpx.HTTPError) -> bool:

@@ -3,12 +3,13 @@
 Failures arrive in several shapes (``shared/notes/mcp-protocol.md`` §2 and §5): an HTTP status with or
 without a JSON body (JSON-RPC or Google's ``{"error": {"code", "message", "status"}}``), a JSON-RPC
 ``error`` member in a 200 reply, or a tool result with ``isError``. Each maps to the most specific
-:mod:`devknow_jupyter.errors` class. Pure functions; no I/O.
+:mod:`devknow_jupyter.errors` class. A result of one of the three tools is checked against its shape
+(:func:`check_shape`), so a wrong type anywhere is one ``ProtocolError`` here, never a ``TypeError``
+later. Pure functions; no I/O.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -20,8 +21,9 @@ from ..errors import (
     ToolError,
     TransportError,
 )
+from .decode import parse_json
 
-__all__ = ["error_member", "http_failure", "looks_like_quota", "rpc_failure", "tool_result"]
+__all__ = ["check_shape", "error_member", "http_failure", "looks_like_quota", "rpc_failure", "tool_result"]
 
 _MAX_TEXT = 300
 _QUOTA_TEXT = re.compile(r"RESOURCE_EXHAUSTED|QUOTA[ _]EXCEEDED|EXCEEDED[A-Z ]* QUOTA|RATE[ _]LIMIT|\b429\b")
@@ -128,7 +130,11 @@ def tool_result(result: Any, *, tool: str) -> dict[str, Any]:
     if kind not in (None, "complete"):
         raise ProtocolError(f"{tool}: unsupported result type {kind!r} (this client asks for no input).")
     content = result.get("content") if isinstance(result.get("content"), list) else []
-    texts = [item.get("text", "") for item in content if isinstance(item, dict) and item.get("type") == "text"]
+    texts = [
+        item["text"]
+        for item in content
+        if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str)
+    ]
     if result.get("isError"):
         message = " ".join(str(text) for text in texts).strip() or "the tool reported an error"
         if looks_like_quota(message=message):
@@ -136,12 +142,61 @@ def tool_result(result: Any, *, tool: str) -> dict[str, Any]:
         raise ToolError(f"{tool} failed: {_short(message)}", tool=tool)
     structured = result.get("structuredContent")
     if isinstance(structured, dict):
-        return structured
+        return check_shape(tool, structured)
     if texts:
         try:
-            parsed = json.loads(texts[0])
-        except ValueError:
+            parsed = parse_json(texts[0], "a text content")
+        except ProtocolError:
             parsed = None
         if isinstance(parsed, dict):
-            return parsed
+            return check_shape(tool, parsed)
     raise ProtocolError(f"{tool}: the result has neither structuredContent nor JSON text content.")
+
+
+# The fields of each tool's items and the types their values may have, when present (_TEXT: may be null).
+_TEXT = (str, type(None))
+_ITEM_FIELDS: dict[str, tuple[str, dict[str, tuple[type, ...]]]] = {
+    "search_documents": ("results", {"parent": (str,), "id": (str, int), "content": (str,)}),
+    "get_documents": (
+        "documents",
+        {"name": (str,), "uri": _TEXT, "content": _TEXT, "description": _TEXT, "title": _TEXT},
+    ),
+}
+_REFERENCE_FIELDS = ("name", "document", "uri")
+
+
+def check_shape(tool: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` if it has ``tool``'s result shape (other tools pass as they are), else a ``ProtocolError``.
+
+    Only the fields this package reads are checked: a list where a list is read, an object for each
+    item, a string (or null) for each text. Extra fields are left alone.
+    """
+    if tool in _ITEM_FIELDS:
+        member, fields = _ITEM_FIELDS[tool]
+        items = data.get(member)
+        if items is not None and not isinstance(items, list):
+            raise _bad_shape(tool, f"{member!r} is not a list")
+        for index, item in enumerate(items or ()):
+            if not isinstance(item, dict):
+                raise _bad_shape(tool, f"{member}[{index}] is not an object")
+            for name, types in fields.items():
+                if name in item and (not isinstance(item[name], types) or isinstance(item[name], bool)):
+                    raise _bad_shape(tool, f"{member}[{index}].{name} is not a string")
+    elif tool == "answer_query":
+        for name in ("answerText", "answer_text"):
+            if not isinstance(data.get(name), _TEXT):
+                raise _bad_shape(tool, f"{name!r} is not a string")
+        references = data.get("references")
+        if references is not None and not isinstance(references, list):
+            raise _bad_shape(tool, "'references' is not a list")
+        for index, ref in enumerate(references or ()):
+            fine = isinstance(ref, _TEXT) or (
+                isinstance(ref, dict) and all(isinstance(ref.get(name), _TEXT) for name in _REFERENCE_FIELDS)
+            )
+            if not fine:
+                raise _bad_shape(tool, f"references[{index}] is neither a name nor an object of names")
+    return data
+
+
+def _bad_shape(tool: str, what: str) -> ProtocolError:
+    return ProtocolError(f"{tool}: the result does not have the tool's shape ({what}).")

@@ -1,0 +1,345 @@
+"""The ranker: whole pages scored by field-weighted BM25 (BM25F) over identifier-aware tokens, in numpy.
+
+A page has five fields: its title, its URL path, its description, its headings and its body. A term's
+frequency in each field is normalised by that field's length (``b``), the fields are weighted and summed,
+and the sum is saturated once (``k1``), as in BM25F. Pages are ranked whole: the passages of
+:mod:`.chunking` only choose the excerpt shown with a hit (ranking by best passages lost to whole pages
+on questions the settings were not chosen on; see ``bench/README.md``).
+
+SQLite FTS5's own ``bm25()`` scores one column set with one length, and scored below plain whole-page
+BM25 here, so scoring lives in Python: per-term posting arrays with each posting's BM25 weight
+precomputed, and a query is a few vectorised additions (well under a millisecond on 2,500 pages).
+
+The ranker knows nothing of SQLite: :class:`~.index.LocalIndex` stores each page's term counts
+(:func:`page_terms`, computed once when the page is written) and a snapshot of the built ranker
+(:meth:`LexicalRanker.to_parts`), so opening an index does not re-tokenize its pages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from .chunking import clean_heading
+from .tokens import STEM_MARK, stem, tokens
+
+__all__ = [
+    "FIELDS",
+    "LexicalRanker",
+    "PageTerms",
+    "RankSettings",
+    "page_terms",
+    "query_weights",
+]
+
+#: The fields of a page, in the order of every per-field array.
+FIELDS = ("title", "path", "description", "headings", "body")
+#: Longer tokens (long URLs, base64) are not worth a vocabulary entry.
+MAX_TOKEN_CHARS = 64
+
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    """Ranking settings, chosen by 5-fold cross-validation over the dev and test questions
+    (``python -m bench.tune_ranking``; the table is in ``bench/README.md``).
+
+    ``weights`` and ``b``: per field (title, path, description, headings, body), the weight of a term
+    found there and how much the field's length normalises it. ``k1``: term-frequency saturation.
+    ``stem_weight``: query weight of a word's stemmed form (beside the word as written, weight 1); 0 won
+    across folds (the stem counted a long word twice), so stems are stored but not searched by default.
+    ``whole_weight``: query weight of a whole identifier (``prefer_const_constructors``) beside its parts.
+    ``identifier_b``: ``b`` is multiplied by this for whole identifiers, so that one exact mention of a rare
+    name (``auth/popup-closed-by-user``) in a long reference page is not normalised away.
+    ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest).
+    ``plain_weight``: the share of a plain whole-page BM25 score (``plain_fields`` summed, one length
+    normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
+    """
+
+    weights: tuple[float, float, float, float, float] = (2.0, 2.0, 1.0, 1.0, 1.0)
+    b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.6)
+    k1: float = 1.2
+    stem_weight: float = 0.0
+    whole_weight: float = 1.0
+    identifier_b: float = 0.0
+    dense_weight: float = 0.4
+    plain_weight: float = 0.0
+    plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
+    plain_b: float = 0.75
+
+
+@dataclass
+class PageTerms:
+    """One page's distinct terms, their counts per field (``counts[i, f]``) and its field lengths."""
+
+    terms: list[str]
+    counts: np.ndarray  # (len(terms), len(FIELDS)) uint16
+    lengths: np.ndarray  # (len(FIELDS),) float32
+
+
+def page_text_fields(title: str, uri: str, description: str, content: str) -> tuple[str, str, str, str, str]:
+    """The five fields' text of one page: title, URL path, description, headings, body."""
+    try:
+        parts = urlsplit(uri) if "://" in uri else None
+        path = f"{parts.hostname or ''} {parts.path.replace('/', ' ')}" if parts else ""
+    except ValueError:  # a URI urllib can't read ("http://[broken/x"): its words still count
+        path = uri.replace("/", " ")
+    unfenced = _FENCED.sub("", content)
+    headings = " \n".join(clean_heading(match) for match in _HEADING.findall(unfenced))
+    return title, path, description, headings, content
+
+
+def page_terms(title: str, uri: str, description: str, content: str) -> PageTerms:
+    """Count the tokens of each field of one page (and the stemmed forms of its words)."""
+    index: dict[str, int] = {}
+    rows: list[list[int]] = []
+    lengths = np.zeros(len(FIELDS), dtype=np.float32)
+    for field, text in enumerate(page_text_fields(title, uri, description, content)):
+        found = Counter(tokens(text))
+        lengths[field] = sum(found.values())
+        for token, count in found.items():
+            if len(token) > MAX_TOKEN_CHARS:
+                continue
+            stemmed = _stem(token)
+            for form in (token, stemmed) if stemmed else (token,):
+                slot = index.get(form)
+                if slot is None:
+                    slot = index[form] = len(rows)
+                    rows.append([0] * len(FIELDS))
+                rows[slot][field] = min(65535, rows[slot][field] + count)
+    counts = np.array(rows, dtype=np.uint16).reshape(len(rows), len(FIELDS))
+    return PageTerms(list(index), counts, lengths)
+
+
+@lru_cache(maxsize=65536)
+def _stem(token: str) -> str:
+    """The stemmed form of a token as stored (``STEM_MARK`` + stem), or ``""``."""
+    stemmed = stem(token)
+    return STEM_MARK + stemmed if stemmed else ""
+
+
+def query_weights(query_tokens: Sequence[str], settings: RankSettings) -> dict[str, float]:
+    """Each query token (and stemmed form) with its weight; a repeated token counts once."""
+    weights: dict[str, float] = {}
+    for token in query_tokens:
+        if len(token) > MAX_TOKEN_CHARS:
+            continue
+        whole = not token.isalnum()
+        weights[token] = max(weights.get(token, 0.0), settings.whole_weight if whole else 1.0)
+        stemmed = stem(token)
+        if stemmed and settings.stem_weight > 0:
+            key = STEM_MARK + stemmed
+            weights[key] = max(weights.get(key, 0.0), settings.stem_weight)
+    return weights
+
+
+class LexicalRanker:
+    """Field-weighted BM25 over whole pages, held as per-term posting arrays.
+
+    Built from :class:`PageTerms` (:meth:`build`) or from a stored snapshot (:meth:`from_parts`); never
+    changed afterwards: the index builds a new one when its pages change.
+    """
+
+    def __init__(
+        self,
+        vocabulary: list[str],
+        offsets: np.ndarray,
+        postings: np.ndarray,
+        counts: np.ndarray,
+        doc_ids: np.ndarray,
+        lengths: np.ndarray,
+        settings: RankSettings | None = None,
+    ) -> None:
+        self.settings = settings or RankSettings()
+        self.vocabulary = vocabulary
+        self.term_ids = {term: i for i, term in enumerate(vocabulary)}
+        self.offsets = offsets  # (V + 1,) int64: postings of term t are offsets[t]:offsets[t + 1]
+        self.postings = postings  # (P,) int32: page positions
+        self.counts = counts  # (P, F) uint16
+        self.doc_ids = doc_ids  # (N,) int64: position -> documents.id
+        self.lengths = lengths  # (N, F) float32
+        self.impacts = self._impacts()
+        self.plain_impacts = self._plain_impacts() if self.settings.plain_weight > 0 else None
+
+    # -- building ---------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, pages: Iterable[tuple[int, PageTerms]], settings: RankSettings | None = None) -> LexicalRanker:
+        """A ranker over ``(doc_id, PageTerms)`` pairs."""
+        term_ids: dict[str, int] = {}
+        vocabulary: list[str] = []
+        ids_parts, docs_parts, count_parts, doc_ids, lengths = [], [], [], [], []
+        for position, (doc_id, terms) in enumerate(pages):
+            ids = np.empty(len(terms.terms), dtype=np.int32)
+            for i, term in enumerate(terms.terms):
+                slot = term_ids.get(term)
+                if slot is None:
+                    slot = term_ids[term] = len(vocabulary)
+                    vocabulary.append(term)
+                ids[i] = slot
+            ids_parts.append(ids)
+            docs_parts.append(np.full(len(ids), position, dtype=np.int32))
+            count_parts.append(terms.counts)
+            doc_ids.append(doc_id)
+            lengths.append(terms.lengths)
+        fields = len(FIELDS)
+        if not doc_ids:
+            empty = np.zeros(0, dtype=np.int32)
+            return cls(
+                [],
+                np.zeros(1, dtype=np.int64),
+                empty,
+                np.zeros((0, fields), dtype=np.uint16),
+                np.zeros(0, dtype=np.int64),
+                np.zeros((0, fields), dtype=np.float32),
+                settings,
+            )
+        all_ids = np.concatenate(ids_parts)
+        order = np.argsort(all_ids, kind="stable")
+        offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(all_ids, minlength=len(vocabulary)), out=offsets[1:])
+        return cls(
+            vocabulary,
+            offsets,
+            np.concatenate(docs_parts)[order],
+            np.concatenate(count_parts)[order],
+            np.array(doc_ids, dtype=np.int64),
+            np.vstack(lengths).astype(np.float32),
+            settings,
+        )
+
+    def to_parts(self) -> dict[str, bytes]:
+        """The ranker as named byte strings, to store (see :meth:`from_parts`)."""
+        return {
+            "vocabulary": "\n".join(self.vocabulary).encode("utf-8"),
+            "offsets": self.offsets.astype(np.int64).tobytes(),
+            "postings": self.postings.astype(np.int32).tobytes(),
+            "counts": self.counts.astype(np.uint16).tobytes(),
+            "doc_ids": self.doc_ids.astype(np.int64).tobytes(),
+            "lengths": self.lengths.astype(np.float32).tobytes(),
+        }
+
+    @classmethod
+    def from_parts(cls, parts: dict[str, bytes], settings: RankSettings | None = None) -> LexicalRanker:
+        """A ranker from :meth:`to_parts`'s byte strings (raises ``KeyError``/``ValueError`` when damaged)."""
+        fields = len(FIELDS)
+        text = parts["vocabulary"].decode("utf-8")
+        vocabulary = text.split("\n") if text else []
+        offsets = np.frombuffer(parts["offsets"], dtype=np.int64)
+        postings = np.frombuffer(parts["postings"], dtype=np.int32)
+        counts = np.frombuffer(parts["counts"], dtype=np.uint16).reshape(-1, fields)
+        doc_ids = np.frombuffer(parts["doc_ids"], dtype=np.int64)
+        lengths = np.frombuffer(parts["lengths"], dtype=np.float32).reshape(-1, fields)
+        if len(offsets) != len(vocabulary) + 1 or offsets[-1] != len(postings) or len(counts) != len(postings):
+            raise ValueError("inconsistent ranker snapshot")
+        if len(lengths) != len(doc_ids) or (len(postings) and postings.max() >= len(doc_ids)):
+            raise ValueError("inconsistent ranker snapshot")
+        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings)
+
+    def _impacts(self) -> np.ndarray:
+        """Each posting's BM25F weight: idf × saturated, length-normalised, field-weighted frequency."""
+        settings = self.settings
+        pages = len(self.doc_ids)
+        if not len(self.postings):
+            return np.zeros(0, dtype=np.float32)
+        average = np.maximum(self.lengths.mean(axis=0), 1.0)
+        frequency = np.zeros(len(self.postings), dtype=np.float32)
+        scale = np.ones(len(self.postings), dtype=np.float32)
+        if settings.identifier_b != 1.0:
+            compound = np.fromiter((not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary))
+            scale[np.repeat(compound, np.diff(self.offsets))] = settings.identifier_b
+        for field in range(len(FIELDS)):
+            weight = settings.weights[field]
+            column = self.counts[:, field]
+            present = np.nonzero(column)[0]
+            if not len(present) or weight == 0:
+                continue
+            b = settings.b[field] * scale[present]
+            norm = 1.0 - b + b * self.lengths[self.postings[present], field] / average[field]
+            frequency[present] += weight * column[present] / norm
+        document_frequency = np.diff(self.offsets).astype(np.float32)
+        idf = np.log1p((pages - document_frequency + 0.5) / (document_frequency + 0.5))
+        per_posting = np.repeat(idf, np.diff(self.offsets))
+        k1 = settings.k1
+        return (per_posting * frequency * (k1 + 1) / (frequency + k1)).astype(np.float32)
+
+    def _plain_impacts(self) -> np.ndarray:
+        """Each posting's weight in plain whole-page BM25: the fields' counts summed (``plain_fields`` weights)
+        and normalised once by the page's whole length."""
+        settings = self.settings
+        if not len(self.postings):
+            return np.zeros(0, dtype=np.float32)
+        field_weights = np.asarray(settings.plain_fields, dtype=np.float32)
+        page_length = self.lengths @ field_weights
+        average = max(float(page_length.mean()), 1.0)
+        b = settings.plain_b
+        norm = 1.0 - b + b * page_length[self.postings] / average
+        frequency = (self.counts.astype(np.float32) @ field_weights) / norm
+        document_frequency = np.diff(self.offsets).astype(np.float32)
+        idf = np.log1p((len(self.doc_ids) - document_frequency + 0.5) / (document_frequency + 0.5))
+        k1 = settings.k1
+        return (np.repeat(idf, np.diff(self.offsets)) * frequency * (k1 + 1) / (frequency + k1)).astype(np.float32)
+
+    # -- querying ---------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def scores(self, weights: dict[str, float]) -> np.ndarray:
+        """Every page's score for weighted query terms (0 for pages matching none)."""
+        scores = self._accumulate(weights, self.impacts)
+        if self.plain_impacts is None:
+            return scores
+        plain = self._accumulate(weights, self.plain_impacts)
+        share = self.settings.plain_weight
+        top, plain_top = float(scores.max(initial=0.0)), float(plain.max(initial=0.0))
+        if top <= 0 or plain_top <= 0:
+            return scores
+        return ((1.0 - share) * scores / top + share * plain / plain_top).astype(np.float32)
+
+    def _accumulate(self, weights: dict[str, float], impacts: np.ndarray) -> np.ndarray:
+        scores = np.zeros(len(self.doc_ids), dtype=np.float32)
+        for term, weight in weights.items():
+            slot = self.term_ids.get(term)
+            if slot is None:
+                continue
+            start, end = self.offsets[slot], self.offsets[slot + 1]
+            scores[self.postings[start:end]] += weight * impacts[start:end]
+        return scores
+
+    def share(self, term: str) -> float:
+        """The share of pages that contain ``term`` (0 for an unknown term)."""
+        slot = self.term_ids.get(term)
+        if slot is None or not len(self.doc_ids):
+            return 0.0
+        return float(self.offsets[slot + 1] - self.offsets[slot]) / len(self.doc_ids)
+
+    def coverage(self, words: Sequence[str], positions: np.ndarray) -> np.ndarray:
+        """For each page position in ``positions``, how many of ``words`` (or their stems) it contains."""
+        found = np.zeros(len(positions), dtype=np.int32)
+        for word in dict.fromkeys(words):
+            has = np.zeros(len(positions), dtype=bool)
+            for form in (word, STEM_MARK + stem(word)) if stem(word) else (word,):
+                slot = self.term_ids.get(form)
+                if slot is not None:
+                    has |= np.isin(positions, self.postings[self.offsets[slot] : self.offsets[slot + 1]])
+            found += has
+        return found
+
+    def top(self, scores: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Positions of the ``limit`` best pages with a positive score, best first (ties: lower position)."""
+        if allowed is not None:
+            scores = np.where(allowed, scores, 0.0)
+        candidates = np.nonzero(scores > 0)[0]
+        if len(candidates) > limit:
+            part = np.argpartition(-scores[candidates], limit - 1)[:limit]
+            candidates = candidates[part]
+        return candidates[np.lexsort((candidates, -scores[candidates]))]

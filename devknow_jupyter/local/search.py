@@ -1,0 +1,126 @@
+"""``PageSearch``: the best whole pages for a query, with the site and origin filters applied inside the ranking.
+
+It joins the parts that rank: the query rewrite and tokens (:mod:`.query`), the lexical ranker
+(:mod:`.ranker`) and, when the ``semantic`` extra is installed and the index holds page vectors, the
+dense scores of :mod:`.semantic`, fused by weighted score fusion. A filter (a site such as ``adk.dev``,
+or an origin such as ``fetched``) is a mask over pages applied before the top pages are taken, so a
+filtered search returns the best pages *of that site*, not the top ten filtered afterwards.
+
+It also says when the match is weak: when no page returned holds most of the query's content words.
+
+This is the seam between the store and the ranking: :class:`~.index.LocalIndex` hands a ``PageSearch``
+its pages' term counts (and vectors) and asks only :meth:`PageSearch.search` for document ids; it never
+sees scores, tokens or numpy arrays, so another ranker can take this class's place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..names import source_matches
+from .query import ranking_query
+from .ranker import LexicalRanker, query_weights
+
+__all__ = ["WEAK_MATCH", "PageSearch", "SearchOutcome"]
+
+#: The notice of a weak match (one line; the caller may name the filter).
+WEAK_MATCH = (
+    "Weak match: no page here holds most of the query's words. Index your own documentation with "
+    "`devknow index DIR`, or set DEVKNOW_API_KEY to search the live service."
+)
+NO_MATCH = (
+    "No page here matches this query. Index your own documentation with `devknow index DIR`, "
+    "or set DEVKNOW_API_KEY to search the live service."
+)
+
+
+@dataclass
+class SearchOutcome:
+    """The pages found (``doc_ids``, best first), the query's ranking ``text`` and any ``notices``."""
+
+    doc_ids: list[int]
+    text: str
+    notices: list[str] = field(default_factory=list)
+
+
+class PageSearch:
+    """Ranks an index's pages. Built by :class:`~.index.LocalIndex` whenever its pages changed.
+
+    Args:
+        ranker: The lexical ranker over the pages.
+        uris: Each page's URL, in the ranker's page order (for the site filter).
+        origins: Each page's origin (``"file"``, ``"fetched"``, ...), same order.
+        dense: Optional ``(model, vectors)``: a :class:`~.semantic.StaticEmbedder` and one unit vector per page;
+            fused with the share ``ranker.settings.dense_weight``.
+    """
+
+    def __init__(
+        self,
+        ranker: LexicalRanker,
+        uris: list[str],
+        origins: list[str],
+        *,
+        dense: tuple[Any, np.ndarray] | None = None,
+    ) -> None:
+        self.ranker = ranker
+        self.uris = uris
+        self.origins = np.array(origins, dtype=object)
+        self.dense = dense
+        self.dense_weight = ranker.settings.dense_weight
+        self._sites: dict[str, np.ndarray] = {}
+
+    @property
+    def semantic(self) -> bool:
+        """Whether dense scores are fused in."""
+        return self.dense is not None
+
+    def allowed(self, source: str | None, origin: str | None) -> np.ndarray | None:
+        """The mask of pages a filter keeps (``None``: all)."""
+        mask = None
+        if source:
+            mask = self._sites.get(source)
+            if mask is None:
+                mask = np.array([source_matches(uri, source) for uri in self.uris], dtype=bool)
+                if len(self._sites) > 64:
+                    self._sites.clear()
+                self._sites[source] = mask
+        if origin:
+            mask = (self.origins == origin) if mask is None else mask & (self.origins == origin)
+        return mask
+
+    def scores(self, query_text: str, tokens: tuple[str, ...]) -> np.ndarray:
+        """Every page's score: lexical, or lexical and dense fused (each scaled to 0..1 first)."""
+        lexical = self.ranker.scores(query_weights(tokens, self.ranker.settings))
+        if self.dense is None:
+            return lexical
+        model, vectors = self.dense
+        # einsum, not a BLAS matrix-vector product: BLAS threads cost more than this small product on a busy machine.
+        similarity = np.einsum("ij,j->i", vectors, model.embed([query_text])[0])
+        top = float(lexical.max()) if len(lexical) else 0.0
+        low, high = (float(similarity.min()), float(similarity.max())) if len(similarity) else (0.0, 0.0)
+        dense = (similarity - low) / (high - low) if high > low else np.zeros_like(similarity)
+        fused = (1.0 - self.dense_weight) * (lexical / top if top > 0 else lexical) + self.dense_weight * dense
+        return fused.astype(np.float32)
+
+    def search(
+        self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
+    ) -> SearchOutcome:
+        """The ``limit`` best pages for ``query`` among those the filters keep, and what to tell the user."""
+        parsed = ranking_query(query)
+        if not parsed.tokens or limit <= 0 or not len(self.ranker):
+            return SearchOutcome([], parsed.text, [NO_MATCH] if parsed.tokens else [])
+        scores = self.scores(parsed.text, parsed.tokens)
+        positions = self.ranker.top(scores, limit, self.allowed(source, origin))
+        doc_ids = [int(self.ranker.doc_ids[position]) for position in positions]
+        notices = []
+        where = f" on {source}" if source else ""
+        if not doc_ids:
+            notices.append(NO_MATCH.replace("No page here", f"No page{where}"))
+        elif parsed.words:
+            covered = self.ranker.coverage(parsed.words, positions)
+            if int(covered.max()) * 2 <= len(parsed.words):
+                notices.append(WEAK_MATCH.replace("no page here", f"no page{where}" if where else "no page here"))
+        return SearchOutcome(doc_ids, parsed.text, notices)

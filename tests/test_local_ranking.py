@@ -1,0 +1,159 @@
+"""Ranking of the local index through its public faces: the site filter inside the ranking, identifier
+tokens, pasted error messages, the weak-match notice and the stored ranker. Fixture pages are our own words."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devknow_jupyter import DevKnowClient
+from devknow_jupyter.cli import main
+from devknow_jupyter.local.index import LocalIndex
+from devknow_jupyter.local.query import ranking_query, rewrite_message
+from devknow_jupyter.local.tokens import tokens
+
+
+def page(folder: Path, slug: str, site: str, title: str, body: str) -> None:
+    path = folder / site / f"{slug}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    front = f"---\nname: documents/{site}/{slug}\nuri: https://{site}/{slug}\ntitle: {title}\n---\n"
+    path.write_text(front + textwrap.dedent(body).lstrip("\n"), encoding="utf-8")
+
+
+def series(folder: Path, count: int, site: str, slug: str, title: str, body: str) -> None:
+    """``count`` pages whose slug, title and body have ``{i}`` replaced by their number."""
+    for i in range(count):
+        page(folder, slug.format(i=i), site, title.format(i=i), f"# {title.format(i=i)}\n\n{body.format(i=i)}\n")
+
+
+@pytest.fixture
+def two_sites(tmp_path: Path) -> Path:
+    """Twelve pages of big.test all about Go modules, and two pages of small.test that mention them once."""
+    docs = tmp_path / "docs"
+    guide = "Go modules everywhere: modules hold go packages."
+    series(docs, 12, "big.test", "modules-{i}", "Go modules guide {i}", guide)
+    kit = "The agent kit builds assistants. " * 30 + "\n\nTo start, run `go mod init` to create go modules for the kit."
+    series(docs, 2, "small.test", "agents-{i}", "Agent kit chapter {i}", kit)
+    return docs
+
+
+def test_the_site_filter_ranks_inside_the_site_beyond_the_unfiltered_top_ten(two_sites: Path) -> None:
+    with DevKnowClient(f"local:{two_sites}", cache=False) as client:
+        unfiltered = client.search_documents("go modules")
+        assert len(unfiltered) == 10 and all("big.test" in hit.parent for hit in unfiltered)
+        filtered = client.search_documents("go modules", source="small.test")
+    assert sorted(filtered.names) == ["documents/small.test/agents-0", "documents/small.test/agents-1"]
+    assert "go mod init" in filtered[0].content  # the excerpt is the page's matching passage
+    assert not any("Filtered here" in notice for notice in filtered.info.notices)  # filtered by the index
+
+
+def test_devknow_search_source_returns_that_sites_hits(two_sites: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    endpoint = f"local:{two_sites}"
+    assert main(["--endpoint", endpoint, "search", "--source", "https://small.test/", "go", "modules"]) == 0
+    out = capsys.readouterr().out
+    assert "documents/small.test/agents-" in out and "big.test" not in out
+
+
+def test_a_rule_name_with_underscores_finds_the_page_named_after_it_first(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    advice = (
+        "Prefer const values; constructors that are const help. Prefer const constructors where you can, "
+        "and prefer small constructors."
+    )
+    series(docs, 6, "lint.test", "style-{i}", "Prefer const constructors, part {i}", advice)
+    page(
+        docs,
+        "rules/prefer_const_constructors",
+        "lint.test",
+        "prefer_const_constructors",
+        "# prefer_const_constructors\n\nThis rule flags a call that could be a constant one. "
+        "Among the long list of checks in the linter, it sits beside rules about naming, imports, spacing "
+        "and comments, which are described on their own pages.\n",
+    )
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        index.add_folder(docs)
+        hits = index.search("prefer_const_constructors")
+    assert hits[0]["parent"] == "documents/lint.test/rules/prefer_const_constructors"
+    assert tokens("tf.keras.layers fromJson Future<void>") == [
+        "tf.keras.layers", "keras.layers", "tf", "keras", "layers", "fromjson", "from", "json",
+        "future<void>", "future", "void",
+    ]
+
+
+def test_a_pasted_error_message_finds_its_diagnostic_page(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    page(
+        docs,
+        "diagnostics/undefined_method",
+        "lang.test",
+        "undefined_method",
+        "# undefined_method\n\nThe analyzer reports this when a method is not defined for the static type of "
+        "the receiver: _The method '{0}' isn't defined for the type '{1}'._ Check the spelling or add it.\n",
+    )
+    boilerplate = (  # a page full of what the message has beside its meaning: a path, a position, "Error"
+        "Every error in lib/main.dart names a file, a line and a column, such as 12:5. The error in main.dart "
+        "at line 12 is where an error starts: read the error, then line 12 in lib main dart."
+    )
+    series(docs, 1, "lang.test", "errors-{i}", "Reading error output", boilerplate)
+    types = "Each method has a type; the type of a method is defined by its signature, and a user type may define one."
+    series(docs, 3, "lang.test", "methods-{i}", "Methods and types {i}", types)
+    message = "lib/main.dart:12:5: Error: The method 'fromJson' isn't defined for the type 'User'."
+    rewritten = rewrite_message(message)
+    assert "main.dart" not in rewritten and "12:5" not in rewritten and "Error" not in rewritten
+    assert "'fromJson'" in rewritten and "'User'" in rewritten
+    assert "fromjson" in ranking_query(message).tokens
+    assert rewrite_message("How do I read a file line by line?") == "How do I read a file line by line?"
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        index.add_folder(docs)
+        assert index.search(message)[0]["parent"] == "documents/lang.test/diagnostics/undefined_method"
+
+
+def test_a_weak_match_is_said_in_one_line(two_sites: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with DevKnowClient(f"local:{two_sites}", cache=False) as client:
+        weak = client.search_documents("kubernetes helm chart modules rollout")
+        strong = client.search_documents("agent kit assistants")
+    assert len(weak) > 0  # "modules" matches, the rest does not
+    [notice] = [n for n in weak.info.notices if n.startswith("Weak match")]
+    assert "\n" not in notice and "devknow index DIR" in notice and "DEVKNOW_API_KEY" in notice
+    assert not strong.info.notices
+    assert main(["--endpoint", f"local:{two_sites}", "search", "kubernetes", "helm", "chart", "modules"]) == 0
+    assert "note: Weak match" in capsys.readouterr().err
+
+
+def test_the_ranker_follows_changes_made_through_another_connection(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    page(docs, "first", "one.test", "Lighthouse keeping", "# Lighthouse keeping\n\nTrim the lamp wick.\n")
+    path = tmp_path / "index.sqlite3"
+    with LocalIndex(path) as reader, LocalIndex(path) as writer:
+        writer.add_folder(docs)
+        assert [hit["parent"] for hit in reader.search("lamp wick")] == ["documents/one.test/first"]
+        fog = {"name": "documents/two.test/fog", "title": "Fog horn", "content": "# Fog horn\n\nA lamp.\n"}
+        writer.add_documents([fog])
+        assert "documents/two.test/fog" in [hit["parent"] for hit in reader.search("lamp")]
+        writer.remove_folder(docs)
+        assert [hit["parent"] for hit in reader.search("lamp wick")] == ["documents/two.test/fog"]
+        assert reader.verify() == []
+
+
+def test_a_uri_urllib_cannot_read_is_indexed_and_on_no_site(tmp_path: Path) -> None:
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        broken = {"name": "documents/odd.test/x", "uri": "http://[broken/x", "content": "# Odd\n\nA kiwi.\n"}
+        assert index.add_documents([broken]).added == 1
+        assert [hit["parent"] for hit in index.search("kiwi")] == ["documents/odd.test/x"]
+        assert index.search("kiwi", source="odd.test") == []
+
+
+def test_plain_whole_page_bm25_fused_in_ranks_by_the_pages_text_not_its_url(tmp_path: Path) -> None:
+    from devknow_jupyter.local.ranker import RankSettings
+
+    docs = tmp_path / "docs"
+    page(docs, "sprocket", "parts.test", "Parts catalogue", "# Parts catalogue\n\nGears and chains for bicycles.\n")
+    page(docs, "gears", "parts.test", "Gear guide", "# Gear guide\n\nA sprocket meshes with a chain.\n")
+    series(docs, 6, "parts.test", "other-{i}", "Other part {i}", "Pedals and saddles.")
+    for share, expected in [(0.0, {"sprocket", "gears"}), (1.0, {"gears"})]:
+        with LocalIndex(tmp_path / f"index-{share}.sqlite3", ranking=RankSettings(plain_weight=share)) as index:
+            index.add_folder(docs)
+            found = {hit["parent"].rsplit("/", 1)[1] for hit in index.search("sprocket")}
+        assert found == expected, share  # the URL path counts in the field-weighted score only
