@@ -26,16 +26,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.lab_server import (
-    ARTIFACTS,
-    LONG,
-    OFFLINE_ENV,
-    LabServer,
-    browser_page,
-    open_notebook,
-    run_all,
-    start_lab,
-)
+from tests.e2e import lab_server as e2e
+from tests.e2e.lab_server import ARTIFACTS, LONG, LabServer
 from tests.e2e.test_lab import _CONTRAST
 
 pytestmark = pytest.mark.e2e
@@ -71,14 +63,14 @@ def _start(tmp_path: Path, *, disabled: tuple[str, ...] = ()) -> LabServer:
         "nbformat_minor": 5,
     }
     (root / "explorer.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-    env = {**os.environ, **OFFLINE_ENV}
+    env = {**os.environ, **e2e.OFFLINE_ENV}
     state = tmp_path / "state"
     if disabled:
         # What `jupyter labextension disable` writes, in the server's own (temporary) config folder.
         labconfig = state / "config" / "labconfig"
         labconfig.mkdir(parents=True)
         (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": dict.fromkeys(disabled, True)}))
-    return start_lab(root, state, env=env)
+    return e2e.start_lab(root, state, env=env)
 
 
 @pytest.fixture
@@ -136,7 +128,7 @@ def _in_browser(lab: LabServer, drive: Any, *, tolerated: str | None = None) -> 
     Returns the widget errors in the console that contain ``tolerated`` (every other one fails the test).
     """
     expected = _expected()
-    with browser_page(f"explorer-{drive.__name__.strip('_')}") as (page, log):
+    with e2e.browser_page(f"explorer-{drive.__name__.strip('_')}") as (page, log):
         from playwright.sync_api import expect
 
         _open_and_search(page, expect, expected, lab.url("lab/tree/explorer.ipynb"))
@@ -152,8 +144,8 @@ def _in_browser(lab: LabServer, drive: Any, *, tolerated: str | None = None) -> 
 
 def _open_and_search(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
     """Run the notebook, type QUERY into the explorer's search box and press Enter: the hits show."""
-    open_notebook(page, url)
-    run_all(page)
+    e2e.open_notebook(page, url)
+    e2e.run_all(page)
 
     app = page.locator(".jp-OutputArea-output .devknow-explorer")
     expect(app).to_be_visible(timeout=LONG)
