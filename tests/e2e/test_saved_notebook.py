@@ -195,3 +195,36 @@ def _shots(page: Any, name: str) -> None:
         _cell(page, source).evaluate("element => element.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(200)  # let the notebook's windowing attach the cells now in view
         page.screenshot(path=str(ARTIFACTS / f"saved-{name}-{label}.png"))
+
+
+def test_reload_while_the_kernel_runs_brings_the_live_widgets_back(lab: tuple[LabServer, Path]) -> None:
+    server, _ = lab
+    with browser_page("saved-live") as (page, log):
+        from playwright.sync_api import expect
+
+        open_notebook(page, server.url("lab/tree/quickstart.ipynb"))
+        run_all(page)
+        # A kernel restart: the views on screen stay readable (nothing re-renders them).
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")
+        page.wait_for_function(KERNEL_IDLE, timeout=LONG)
+        for text in BROKEN:
+            expect(page.get_by_text(text)).to_have_count(0)
+        expect(_cell(page, SEARCH_CELL).locator(".widget-button", has_text="Open").first).to_be_visible()
+
+        # Run again, save, reload with the kernel still running: the widget manager restores the models
+        # from the kernel, and the twins shown meanwhile give way to the live, clickable widgets.
+        run_all(page)
+        page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+        page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=LONG)
+        page.reload()
+        page.wait_for_function(KERNEL_IDLE, timeout=LONG)
+        search = _cell(page, SEARCH_CELL)
+        expect(search.locator(".widget-button", has_text="Open").first).to_be_visible(timeout=LONG)
+        expect(page.locator(".jp-DevKnow-output.jp-mod-twin")).to_have_count(0, timeout=LONG)
+        for text in BROKEN:
+            expect(page.get_by_text(text)).to_have_count(0)
+        search.locator(".widget-button", has_text="Open").first.click()
+        expect(search.locator(".widget-button", has_text="Close").first).to_be_visible(timeout=LONG)
+    assert log.errors() == []
+    assert log.page_errors == []
+    assert log.outside == [], "the page went online"
