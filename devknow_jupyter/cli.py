@@ -5,7 +5,7 @@
     devknow search QUERY [-n N] [--source DOMAIN]
     devknow get NAME_OR_URL...
     devknow ask QUESTION
-    devknow index PATH
+    devknow index PATH [--follow-symlinks]
     devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--allow-host NAME]...
                   [--json-response] [--stateless]
     devknow status
@@ -138,8 +138,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
-    index = command("index", "Add a folder of Markdown files to the default local index.")
-    index.add_argument("path", metavar="PATH", help="folder to index (again: only changed files are re-read)")
+    index = command(
+        "index", "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
+    )
+    index.add_argument(
+        "path", metavar="PATH", help="folder or .jsonl file to index (again: only changed files are re-read)"
+    )
+    index.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        default=None,
+        help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
+    )
 
     serve = command("serve", "Serve the local index as an MCP server (Streamable HTTP).")
     serve.add_argument("--docs", metavar="PATH", help="serve only this folder of Markdown (default: the default index)")
@@ -253,8 +263,10 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
         except DocumentNotFoundError as exc:
             # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
             if exc.documents:
+                _note(exc.documents.info.notices)
                 _emit(exc.documents, args, out, _print_documents)
             raise
+    _note(documents.info.notices)  # e.g. the local index answered because the service was unreachable
     _emit(documents, args, out, _print_documents)
     return 0
 
@@ -262,8 +274,8 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
+    _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
     if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
-        _note(result.info.notices)
         _emit(result, args, out, _print_hits)
     else:
         _emit(result, args, out, _print_answer)
@@ -272,11 +284,13 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from .local.backend import open_cache_index
+    from .local.index import IndexReport
     from .local.paths import default_index_path
 
-    index = open_cache_index(default_index_path())
+    report = IndexReport()
+    index = open_cache_index(default_index_path(), report=report)
     try:
-        report = index.add_folder(args.path)
+        report.merge(index.add_folder(args.path, follow_symlinks=args.follow_symlinks))
         where = index.path
     finally:
         index.close()
@@ -316,6 +330,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    from .fallback import FALLBACK_BACKEND, is_unreachable
+
     with _client(args) as client:
         status: dict[str, Any] = client.status()
         if client.backend_kind == "local":
@@ -335,6 +351,11 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         except DevKnowError as exc:  # still show the settings; the error is the finding
             status["tools"] = None
             problem = exc
+            if client.offline_fallback and is_unreachable(exc):
+                # Not a failure: search, get and ask work, from the local index; say so and exit 0.
+                status["answered_by"] = FALLBACK_BACKEND
+                _note([f"{exc.message} Until it can, search, get and ask answer from the local index."])
+                problem = None
     if args.json:
         _print_json(status, out)
     else:

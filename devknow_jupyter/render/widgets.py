@@ -415,7 +415,8 @@ class DocumentsView(_CheapRepr, widgets.VBox):
         extra = static.info_summary(info)
         if extra:
             head += " · " + " · ".join(html.escape(part) for part in extra)
-        self.header = _html(_root(f'<div class="devknow-header">{head}</div>', style=True))
+        header = f'<div class="devknow-header">{head}</div>{static.notices_html(info)}'
+        self.header = _html(_root(header, style=True))
         self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.more_button = _button("Show more")
         self.more_button.on_click(_guard(self.show_more, self._report))
