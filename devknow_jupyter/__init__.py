@@ -26,18 +26,36 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .client import DevKnowClient
-    from .errors import DevKnowError
+    from .errors import (
+        AuthenticationError,
+        ConfigurationError,
+        DevKnowError,
+        DocumentNotFoundError,
+        ProtocolError,
+        QuotaExceededError,
+        RequestTimeout,
+        ToolError,
+        TransportError,
+    )
     from .explorer import explore
     from .models import Answer, Document, DocumentChunk, Documents, SearchResults
 
 __all__ = [
     "Answer",
+    "AuthenticationError",
+    "ConfigurationError",
     "DevKnowClient",
     "DevKnowError",
     "Document",
     "DocumentChunk",
+    "DocumentNotFoundError",
     "Documents",
+    "ProtocolError",
+    "QuotaExceededError",
+    "RequestTimeout",
     "SearchResults",
+    "ToolError",
+    "TransportError",
     "__version__",
     "explore",
     "load_ipython_extension",
@@ -46,7 +64,15 @@ __all__ = [
 
 _LAZY = {
     "DevKnowClient": ".client",
+    "AuthenticationError": ".errors",
+    "ConfigurationError": ".errors",
     "DevKnowError": ".errors",
+    "DocumentNotFoundError": ".errors",
+    "ProtocolError": ".errors",
+    "QuotaExceededError": ".errors",
+    "RequestTimeout": ".errors",
+    "ToolError": ".errors",
+    "TransportError": ".errors",
     "Answer": ".models",
     "Document": ".models",
     "DocumentChunk": ".models",

@@ -12,8 +12,17 @@
 
 Global options (before or after the subcommand): ``--endpoint URL|local``, ``--json`` (the service's
 JSON shapes, for scripts) and ``--timeout SECONDS``. A thin front end over
-:class:`~devknow_jupyter.DevKnowClient` and the local index: expected errors end in one line on
-stderr (``devknow: error: ...``) and exit status 1; wrong usage exits with 2. Keys are never printed.
+:class:`~devknow_jupyter.DevKnowClient` and the local index: an expected error ends in one line on
+stderr (``devknow: error: ...``), then its hint (``devknow: hint: ...``), and one exit status per
+error class (the most specific one applies)::
+
+    0  success                     5  QuotaExceededError       9  TransportError
+    1  any other DevKnowError      6  ToolError               10  RequestTimeout
+    2  wrong usage (argparse)      7  DocumentNotFoundError  130  interrupted (Ctrl-C)
+    3  ConfigurationError          8  ProtocolError
+    4  AuthenticationError
+
+Keys are never printed.
 Text from documents and servers is printed with its control characters visibly escaped
 (:mod:`devknow_jupyter.terminal`); ``--json`` keeps the data exact.
 """
@@ -29,7 +38,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ._version import __version__
-from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
+from .errors import (
+    AuthenticationError,
+    ConfigurationError,
+    DevKnowError,
+    DocumentNotFoundError,
+    ProtocolError,
+    QuotaExceededError,
+    RequestTimeout,
+    ToolError,
+    TransportError,
+)
 from .models import SearchResults
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
@@ -39,6 +58,28 @@ PROG = "devknow"
 SERVER_EXTRA_HINT = "pip install 'devknow-jupyter[server]'"
 # The packages `devknow serve` needs; a missing one means the optional extra is not installed.
 _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
+
+
+#: The exit status for each error class (the module docstring and the README list them); 2 is argparse's usage
+#: error and 130 an interrupt, as shells expect.
+EXIT_STATUS: dict[type[DevKnowError], int] = {
+    DevKnowError: 1,
+    ConfigurationError: 3,
+    AuthenticationError: 4,
+    QuotaExceededError: 5,
+    ToolError: 6,
+    DocumentNotFoundError: 7,
+    ProtocolError: 8,
+    TransportError: 9,
+    RequestTimeout: 10,
+}
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def exit_status(error: DevKnowError) -> int:
+    """The exit status for ``error``: that of its most specific class in :data:`EXIT_STATUS`."""
+    return next(EXIT_STATUS[kind] for kind in type(error).__mro__ if kind in EXIT_STATUS)
 
 
 # -- argument parsing -------------------------------------------------------------------------------
@@ -372,10 +413,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)
-        return 1
+        if exc.hint:
+            print(f"{PROG}: hint: {_one_line(exc.hint)}", file=sys.stderr)
+        return exit_status(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `devknow get ... | head`: the reader left; don't let Python complain at exit either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

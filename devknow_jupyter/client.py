@@ -602,13 +602,13 @@ class DevKnowClient:
         except DocumentNotFoundError as exc:  # the backend told the unknown names apart already (REST)
             data = (exc.documents or Documents()).to_dict()
         except ToolError as exc:
-            if len(names) > 1 and _looks_not_found(exc):
+            if not exc.not_found:  # decided where the reply was read (transport, local or REST backend)
+                raise
+            if len(names) > 1:
                 # The server failed the whole batch for an unknown name: split to keep the known ones.
                 middle = len(names) // 2
                 return {**self._fetch_batch(names[:middle]), **self._fetch_batch(names[middle:])}
-            if _looks_not_found(exc):
-                return {}
-            raise
+            return {}
         docs = [Document.from_dict(item) for item in data.get("documents") or []]
         by_name = {doc.name: doc for doc in docs}
         if len(docs) == len(names) and not set(names) <= set(by_name):
@@ -708,7 +708,3 @@ def _looks_like_missing_tool(exc: ToolError) -> bool:
     unknown = "unknown tool" in text or "no such tool" in text or ("tool" in text and "not found" in text)
     return not isinstance(exc, DocumentNotFoundError) and (exc.code in (-32601, -32602) or unknown)
 
-
-def _looks_not_found(exc: ToolError) -> bool:
-    text = exc.message.upper()
-    return "NOT_FOUND" in text or "NOT FOUND" in text or "UNKNOWN DOCUMENT" in text or exc.code == 404
