@@ -936,7 +936,7 @@ def _kernel_history(namespace: dict[str, Any] | None) -> History:
 
 def _default_client() -> DevKnowClient:
     """The kernel's shared client when the magics are loaded, else a new client."""
-    from .magics import shared_client
+    from .session import shared_client
 
     client = shared_client()
     if client is not None:

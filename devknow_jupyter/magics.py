@@ -25,7 +25,7 @@ import re
 import textwrap
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from IPython.core.displayhook import DisplayHook
@@ -43,10 +43,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
-from .session import Session
-
-if TYPE_CHECKING:
-    from .client import DevKnowClient
+from .session import Session, register_session, shared_client, unregister_session
 
 __all__ = [
     "DevKnowMagics",
@@ -300,11 +297,12 @@ class DevKnowMagics(Magics):
 
         shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
 
-    @observe("widgets")
-    def _set_widgets(self, change: Any) -> None:
-        from . import display as display_module
+    @observe("widgets", "max_results")
+    def _set_display_option(self, change: Any) -> None:
+        # The traits write the one settings object the renderer reads (display.options is the same object).
+        from .render.settings import options
 
-        display_module.options.widgets = bool(change["new"])
+        setattr(options, change["name"], change["new"])
 
     @observe("short_errors")
     def _set_short_errors(self, change: Any) -> None:
@@ -423,7 +421,9 @@ class DevKnowMagics(Magics):
         if not query:
             _print_usage(self.devsearch, "%devsearch create a Cloud Storage bucket")
             return None
-        limit = self.max_results if args.n is None else args.n
+        from .render import settings
+
+        limit = settings.options.max_results if args.n is None else args.n
         if limit < 1:
             raise UsageError("-n must be at least 1.")
         with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
@@ -681,19 +681,6 @@ _loaded: weakref.WeakKeyDictionary[Any, DevKnowMagics] = weakref.WeakKeyDictiona
 _carried: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def shared_client(ipython: Any = None) -> DevKnowClient | None:
-    """The client the magics use in ``ipython`` (default: the running shell), or None when not loaded.
-
-    Lets Python code in a notebook (and the explorer) share the magics' connection, cache and key.
-    """
-    if ipython is None:
-        from IPython import get_ipython
-
-        ipython = get_ipython()
-    magics = _loaded.get(ipython) if ipython is not None else None
-    return magics.session.client() if magics is not None else None
-
-
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics on ``ipython`` (``%load_ext devknow_jupyter``); a second call does nothing."""
     if ipython in _loaded:
@@ -704,6 +691,7 @@ def load_ipython_extension(ipython: Any) -> None:
         magics.session.configure(api_key=carried["api_key"])
     ipython.register_magics(magics)
     _loaded[ipython] = magics
+    register_session(ipython, magics.session)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -711,6 +699,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(ipython, None)
     if magics is None:
         return
+    unregister_session(ipython)
     _carried[ipython] = {
         "traits": {
             name: getattr(magics, name)

@@ -12,12 +12,13 @@ is built, not when the extension loads: ``%load_ext`` stays cheap in a kernel th
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .client import DevKnowClient
 
-__all__ = ["PROMPTED_KEY_SOURCE", "Session", "SessionStatus"]
+__all__ = ["PROMPTED_KEY_SOURCE", "Session", "SessionStatus", "register_session", "shared_client", "unregister_session"]
 
 #: How the status names a key typed at the ``%devknow --api-key`` prompt.
 PROMPTED_KEY_SOURCE = "%devknow --api-key (this kernel only)"
@@ -130,6 +131,33 @@ class Session:
         client, self._client = self._client, None
         if client is not None:
             client.close()
+
+
+# The session of each shell whose magics are loaded: the one place front ends find the kernel's client.
+_sessions: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
+
+
+def register_session(ipython: Any, session: Session) -> None:
+    """Make ``session`` the shared one of shell ``ipython`` (the magics do it when they load)."""
+    _sessions[ipython] = session
+
+
+def unregister_session(ipython: Any) -> Session | None:
+    """Forget the shared session of ``ipython`` (``%unload_ext``); returns it, or None."""
+    return _sessions.pop(ipython, None)
+
+
+def shared_client(ipython: Any = None) -> DevKnowClient | None:
+    """The client the magics use in ``ipython`` (default: the running shell), or None when not loaded.
+
+    Lets Python code in a notebook (and the explorer) share the magics' connection, cache and key.
+    """
+    if ipython is None:
+        from IPython import get_ipython
+
+        ipython = get_ipython()
+    session = _sessions.get(ipython) if ipython is not None else None
+    return session.client() if session is not None else None
 
 
 def _show_notices(notices: list[str]) -> None:

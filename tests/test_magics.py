@@ -765,7 +765,7 @@ def test_no_key_notice_is_an_info_line_in_the_notebook_not_stderr(ip):
 
 
 def test_shared_client_is_the_magics_client(ip, sdk_server):
-    from devknow_jupyter.magics import shared_client
+    from devknow_jupyter.session import shared_client
 
     use(ip, sdk_server.url)
     client = shared_client(ip)
@@ -781,3 +781,20 @@ def test_plain_terminal_gets_no_placeholder(ip, sdk_server, capsys):
     ip.run_cell("%devsearch restrict an API key")  # no capture: IPython's plain display publisher
     out = capsys.readouterr().out
     assert "Restrict an API key" in out and "Searching" not in out
+
+
+def test_one_settings_object_below_the_renderer(ip):
+    from devknow_jupyter import display
+    from devknow_jupyter.render import markdown, settings
+
+    assert display.options is settings.options and display.DisplayOptions is settings.DisplayOptions
+    ip.run_line_magic("config", "DevKnowMagics.max_results = 2")
+    ip.run_line_magic("config", "DevKnowMagics.widgets = False")
+    assert settings.options.max_results == 2 and settings.options.widgets is False
+    with pytest.raises(ValueError):
+        settings.options.max_results = 0
+    # The renderer reads the same object: a smaller max_chars cuts a long text.
+    long_text = "\n\n".join(f"Paragraph {n} of a long page about lanterns." for n in range(200))
+    with display.using(max_chars=300):
+        assert markdown.render_markdown(long_text).truncated
+    assert not markdown.render_markdown(long_text).truncated

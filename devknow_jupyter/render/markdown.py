@@ -214,11 +214,11 @@ def render_markdown(
         text: The Markdown (a document's ``content``, a search passage, an answer).
         base_url: The page's URL, for relative links and images and for the heading-id prefix.
         max_chars: Render only about this many characters (cut at a paragraph boundary); None or 0 for
-            all of it. By default, ``devknow_jupyter.display.options.max_chars`` (100,000): long pages
+            all of it. By default, ``devknow_jupyter.render.settings.options.max_chars`` (100,000): long pages
             render quickly and say they were cut, rather than freezing the notebook.
     """
     if max_chars is ...:
-        from ..display import options
+        from .settings import options
 
         max_chars = options.max_chars
     limit = max_chars if max_chars and max_chars > 0 else None

@@ -32,8 +32,8 @@ from .style import ROOT_CLASS, style_block
 
 if TYPE_CHECKING:
     from ..client import DevKnowClient
-    from ..display import DisplayOptions
     from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
+    from .settings import DisplayOptions
 
 __all__ = [
     "AnswerView",
@@ -51,7 +51,7 @@ __all__ = [
 def _options(options: DisplayOptions | None) -> DisplayOptions:
     if options is not None:
         return options
-    from ..display import options as shared
+    from .settings import options as shared
 
     return shared
 
