@@ -25,9 +25,29 @@ BUCKETS = "documents/docs.example.dev/storage/buckets"
 QUOTAS = "documents/docs.example.dev/quotas"
 
 
-@pytest.fixture(params=["remote", "rest", "local"])
+def fixture_documents() -> list[dict[str, str]]:
+    """The fixture pages in the service's shape, read from their front matter (for the in-process backend)."""
+    from devknow_jupyter.local.frontmatter import split_front_matter
+
+    pages = []
+    for path in sorted(FIXTURE_DOCS.glob("*.md")):
+        page = split_front_matter(path.read_text(encoding="utf-8"))
+        fields = {key: page.get(key) for key in ("name", "uri", "title", "description")}
+        pages.append({**fields, "content": page.body})
+    return pages
+
+
+@pytest.fixture(params=["remote", "rest", "local", "static"])
 def client(request: pytest.FixtureRequest):
-    """The same fixture documents served by the SDK test server, the REST test server and the local backend."""
+    """The same fixture documents served by the SDK test server, the REST test server, the local backend and
+    the in-process StaticBackend of devknow_jupyter.testing."""
+    if request.param == "static":
+        from devknow_jupyter.testing import StaticBackend
+
+        made = DevKnowClient(backend=StaticBackend(fixture_documents()), cache=False)
+        yield made
+        made.close()
+        return
     if request.param == "rest":
         pytest.importorskip("google.developer_knowledge_v1", reason="the rest extra is not installed")
         from tests.servers.rest_server import RestServer
