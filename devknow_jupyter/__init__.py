@@ -95,6 +95,14 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
+def _display_bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """The mimebundle of a result (models' ``_repr_mimebundle_`` comes here): the package, above every layer,
+    plugs the display layer into the plain data, so models.py imports no renderer."""
+    from .display import mimebundle
+
+    return mimebundle(obj, include=include, exclude=exclude)
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """Register %devsearch, %devget, %%devask and %devknow (``%load_ext devknow_jupyter``)."""
     from .magics import load_ipython_extension as load

@@ -341,7 +341,7 @@ class DevKnowClient:
             since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``); REST only,
                 other servers say in a notice that they could not apply it.
             page_size: How many hits (REST: up to 100 a page; elsewhere the hits are cut here).
-            page_token: A page after the first: ``results.next_page_token`` (or use ``results.next_page()``).
+            page_token: A page after the first: ``results.next_page_token`` (or use ``client.next_page(results)``).
             refresh: Ask the server even when the answer is cached.
         """
         query = self._check_query(query)
@@ -371,7 +371,6 @@ class DevKnowClient:
         if page_size and len(chunks) > page_size:
             chunks = chunks[:page_size]
         out = SearchResults(query, chunks, self._info(started, from_cache, notices), next_page_token=token)
-        out._client = self
         out._request = {"source": sources or None, "since": since, "page_size": page_size}
         return out
 
@@ -400,7 +399,9 @@ class DevKnowClient:
             from .rest import MAX_PAGE_SIZE
 
             if page_size > MAX_PAGE_SIZE:
-                notices.append(f"The service returns at most {MAX_PAGE_SIZE} hits a page; use next_page() for more.")
+                notices.append(
+                    f"The service returns at most {MAX_PAGE_SIZE} hits a page; use client.next_page(results) for more."
+                )
             arguments["page_size"] = min(int(page_size), MAX_PAGE_SIZE)
         if page_token:
             if "page_token" not in accepts:
@@ -409,6 +410,14 @@ class DevKnowClient:
                 )
             arguments["page_token"] = page_token
         return arguments, filter_here, notices
+
+    def next_page(self, results: SearchResults, *, refresh: bool = False) -> SearchResults:
+        """The page of hits after ``results``, searched with the same query and filters (a new request)."""
+        if not results.next_page_token:
+            raise ConfigurationError("There is no next page: the server sent all the hits it has for this search.")
+        return self.search_documents(
+            results.query, page_token=results.next_page_token, refresh=refresh, **results.request
+        )
 
     def get_documents(self, names: Any, *, refresh: bool = False) -> Documents:
         """Fetch whole documents (Markdown) by name, page URL, hit or search results, in request order.
@@ -434,10 +443,7 @@ class DevKnowClient:
         if fetched:
             self._keep_offline(fetched.values())
         docs = [found[name] for name in wanted if name in found]
-        for doc in docs:
-            object.__setattr__(doc, "_client", self)
         result = Documents(docs, self._info(started, not lacking, []))
-        result._client = self
         missing = [name for name in wanted if name not in found]
         if missing:
             raise DocumentNotFoundError(missing, result)
@@ -455,7 +461,6 @@ class DevKnowClient:
         data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
         answer = Answer.from_dict(data, query=query)
         answer.info = self._info(started, from_cache, answer.info.notices)  # keeps notes on its citations
-        answer._client = self
         return answer
 
     def ask(self, query: str, *, fallback: bool = True, refresh: bool = False) -> Answer | SearchResults:

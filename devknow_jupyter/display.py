@@ -75,13 +75,17 @@ class MimeBundle(dict):
 # -- result objects -----------------------------------------------------------------------------------
 
 
-def mimebundle(obj: Any, include: Any = None, exclude: Any = None, **overrides: Any) -> dict[str, Any]:
+def mimebundle(
+    obj: Any, include: Any = None, exclude: Any = None, *, actions: Any = None, **overrides: Any
+) -> dict[str, Any]:
     """The mimebundle of a result object (what its ``_repr_mimebundle_`` returns).
 
     Args:
         obj: A SearchResults, DocumentChunk, Document, Documents or Answer.
         include: MIME types to produce (IPython's argument); None for all.
         exclude: MIME types to leave out.
+        actions: What the widget's buttons act through (a ResultActions or a client); by default the kernel's
+            shared client (:func:`devknow_jupyter.session.default_actions`).
         **overrides: :class:`DisplayOptions` fields to use for this call only, e.g. ``widgets=False``.
     """
     opts = dataclasses.replace(options, **overrides) if overrides else options
@@ -94,21 +98,30 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None, **overrides: 
         if wanted(mime):
             bundle[mime] = _guarded(views[mime], lambda mime=mime: _fallback(bundle["text/plain"], mime))
     if wanted(WIDGET_MIME) and widgets_available(opts):
-        view = _widget_view(obj, opts)
+        view = _widget_view(obj, opts, actions)
         if view is not None:
             bundle[WIDGET_MIME] = view
     return _filter(bundle, include, exclude)
 
 
-def widget_for(obj: Any, **overrides: Any) -> Any:
+def widget_for(obj: Any, *, actions: Any = None, **overrides: Any) -> Any:
     """The live ipywidgets view of a result object (HitList, DocumentView, ...), or None for other objects.
 
-    Raises ImportError when ipywidgets is not installed.
+    Its buttons act through ``actions`` (by default the kernel's shared client). Raises ImportError when
+    ipywidgets is not installed.
     """
     from .render.widgets import view_for
 
     opts = dataclasses.replace(options, **overrides) if overrides else options
-    return view_for(obj, options=opts)
+    return view_for(obj, options=opts, actions=_actions(actions, obj))
+
+
+def _actions(actions: Any, obj: Any) -> Any:
+    if actions is not None:
+        return actions
+    from .session import default_actions
+
+    return default_actions(obj)
 
 
 def widgets_available(opts: DisplayOptions | None = None) -> bool:
@@ -164,11 +177,11 @@ def _views(obj: Any, opts: DisplayOptions) -> dict[str, Callable[[], Any]] | Non
     return None
 
 
-def _widget_view(obj: Any, opts: DisplayOptions) -> dict[str, Any] | None:
+def _widget_view(obj: Any, opts: DisplayOptions, actions: Any) -> dict[str, Any] | None:
     try:
         from .render.widgets import view_for
 
-        widget = view_for(obj, options=opts)
+        widget = view_for(obj, options=opts, actions=_actions(actions, obj))
         if widget is None:
             return None
         data = widget._repr_mimebundle_()

@@ -224,6 +224,12 @@ def _display(obj: Any, **kwargs: Any) -> Any:
     return display(obj, raw=isinstance(obj, dict), **kwargs)
 
 
+def _show_notices(notices: list[str]) -> None:
+    # In a notebook, stderr renders as a red error box; a notice is information, not a failure.
+    for notice in notices:
+        display(_message(notice.removeprefix("devknow: "), kind="info"), raw=True)
+
+
 def _message(text: str, kind: str = "info") -> dict[str, Any]:
     from .display import message_bundle
 
@@ -253,7 +259,7 @@ class DevKnowMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # The session exists before the traits load, so observers fired by config can reach it.
-        self.session = Session()
+        self.session = Session(on_notices=_show_notices)
         super().__init__(shell=shell, **kwargs)
         self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
 

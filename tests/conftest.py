@@ -151,3 +151,15 @@ def ip() -> Iterator:
     shell.atexit_operations()
     atexit.unregister(shell.atexit_operations)
     InteractiveShell.clear_instance()
+
+
+def fixture_documents() -> list[dict[str, str]]:
+    """The fixture pages in the service's shape, read from their front matter (for the in-process backend)."""
+    from devknow_jupyter.local.frontmatter import split_front_matter
+
+    pages = []
+    for path in sorted(FIXTURE_DOCS.glob("*.md")):
+        page = split_front_matter(path.read_text(encoding="utf-8"))
+        fields = {key: page.get(key) for key in ("name", "uri", "title", "description")}
+        pages.append({**fields, "content": page.body})
+    return pages

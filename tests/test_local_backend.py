@@ -18,23 +18,11 @@ from devknow_jupyter.local.index import LocalIndex
 from devknow_jupyter.local.paths import STARTER_DIR, cache_dir, default_index_path
 from devknow_jupyter.models import Answer, Document, Documents, SearchResults
 from devknow_jupyter.tools import tool_definitions
-from tests.conftest import FIXTURE_DOCS
+from tests.conftest import FIXTURE_DOCS, fixture_documents
 
 RESTRICT = "documents/docs.example.dev/keys/restrict"
 BUCKETS = "documents/docs.example.dev/storage/buckets"
 QUOTAS = "documents/docs.example.dev/quotas"
-
-
-def fixture_documents() -> list[dict[str, str]]:
-    """The fixture pages in the service's shape, read from their front matter (for the in-process backend)."""
-    from devknow_jupyter.local.frontmatter import split_front_matter
-
-    pages = []
-    for path in sorted(FIXTURE_DOCS.glob("*.md")):
-        page = split_front_matter(path.read_text(encoding="utf-8"))
-        fields = {key: page.get(key) for key in ("name", "uri", "title", "description")}
-        pages.append({**fields, "content": page.body})
-    return pages
 
 
 @pytest.fixture(params=["remote", "rest", "local", "static"])

@@ -798,3 +798,59 @@ def test_one_settings_object_below_the_renderer(ip):
     with display.using(max_chars=300):
         assert markdown.render_markdown(long_text).truncated
     assert not markdown.render_markdown(long_text).truncated
+
+
+def _widget_of(data: dict):
+    """The live widget a display output refers to (by its model id)."""
+    from ipywidgets.widgets import widget
+
+    from devknow_jupyter import display
+
+    registry = getattr(widget, "_instances", None) or widget.Widget.widgets
+    return registry[data[display.WIDGET_MIME]["model_id"]]
+
+
+def test_a_hit_alone_or_pickled_shows_a_working_open_button(ip, sdk_server):
+    import pickle
+
+    from devknow_jupyter import display
+
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "bucket region")
+    hit = ip.user_ns["_devsearch"][0]
+    assert ip.run_line_magic("devget", "_devsearch[0]")[0].name == hit.parent
+    reloaded = pickle.loads(pickle.dumps(hit))
+    assert reloaded == hit and type(reloaded).from_dict(reloaded.to_dict()) == hit
+    assert "client" not in str(vars(reloaded))  # plain data: nothing of the client rides along
+    for shown in (hit, reloaded, pickle.loads(pickle.dumps(ip.user_ns["_devsearch"]))[0]):
+        ip.user_ns["shown"] = shown
+        with display.using(widgets_outside_kernel=True):
+            result, captured = run(ip, "display(shown)")
+        assert result.success
+        view = _widget_of(captured.outputs[-1].data)
+        assert not view.toggle.button.disabled
+        view.toggle.button.click()
+        assert view.toggle.button.description == "Close" and view.toggle.view is not None
+        assert view.toggle.view.document.name == hit.parent
+
+
+def test_results_pickled_in_one_process_display_in_another() -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    from devknow_jupyter.models import DocumentChunk, SearchResults
+    from tests.conftest import ROOT
+
+    results = SearchResults("lantern", [DocumentChunk("documents/docs.lantern.test/setup", "1", "# Set up\n\nRelay.")])
+    code = (
+        "import pickle, sys\n"
+        "results = pickle.loads(bytes.fromhex(sys.argv[1]))\n"
+        "bundle = results._repr_mimebundle_()\n"
+        "assert 'Set up' in bundle['text/html'] and 'text/markdown' in bundle, bundle\n"
+        "assert results[0]._repr_mimebundle_()['text/plain']\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, pickle.dumps(results).hex()], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
