@@ -34,7 +34,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from ._version import __version__
@@ -210,12 +210,14 @@ def build_parser() -> argparse.ArgumentParser:
 # -- output -----------------------------------------------------------------------------------------
 
 
-def _emit(result: Any, args: argparse.Namespace, out: TextIO, printer: Callable[[Any, TextIO], Any]) -> None:
-    """The service's JSON shape with ``--json``, else the human-readable form (controls escaped)."""
+def _emit(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """The service's JSON shape with ``--json``, else the result's view's CLI text (controls escaped)."""
     if args.json:
         _print_json(result.to_dict(), out)
     else:
-        printer(result, TerminalWriter(out))
+        from .render.views import view_for
+
+        TerminalWriter(out).write(view_for(result).cli(result))
 
 
 def _print_json(data: Any, out: TextIO) -> None:
@@ -233,43 +235,6 @@ def _note(lines: Sequence[str]) -> None:
         print(f"{PROG}: note: {_one_line(line)}", file=sys.stderr)
 
 
-def _indent(text: str, prefix: str = "   ") -> str:
-    return "\n".join(prefix + line if line.strip() else "" for line in text.strip().splitlines())
-
-
-def _passage(content: str, title: str) -> str:
-    # A passage often starts with its own heading path, which is the title already shown above it.
-    first, _, rest = content.strip().partition("\n")
-    if first.lstrip("#").strip().strip("*_`") == title:
-        return rest.strip()
-    return content.strip()
-
-
-def _print_hits(results: Any, out: TextIO) -> None:
-    if not len(results):
-        out.write(f"No results for {results.query!r}.\n")
-        return
-    for number, hit in enumerate(results, 1):
-        title, uri, parent = (_one_line(text) for text in (hit.title, hit.uri, hit.parent))
-        out.write(f"{number}. {title}\n   {uri}\n   {parent}\n")
-        passage = _passage(hit.content, hit.title)
-        out.write(f"\n{_indent(passage)}\n\n" if passage else "\n")
-
-
-def _print_documents(documents: Any, out: TextIO) -> None:
-    for number, doc in enumerate(documents):
-        if number:
-            out.write("\n---\n\n")
-        out.write(f"<!-- {_one_line(doc.name)} | {_one_line(doc.uri)} -->\n")
-        out.write(doc.content.rstrip() + "\n")
-
-
-def _print_answer(answer: Any, out: TextIO) -> None:
-    from .render.citations import cited_plain  # [1], [2] after cited segments, as in the list below
-
-    out.write(dataclasses.replace(answer, answer_text=cited_plain(answer)).to_markdown())
-
-
 # -- subcommands ------------------------------------------------------------------------------------
 
 
@@ -283,7 +248,7 @@ def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
     _note(results.info.notices)
-    _emit(results, args, out, _print_hits)
+    _emit(results, args, out)
     return 0
 
 
@@ -294,9 +259,9 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
         except DocumentNotFoundError as exc:
             # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
             if exc.documents:
-                _emit(exc.documents, args, out, _print_documents)
+                _emit(exc.documents, args, out)
             raise
-    _emit(documents, args, out, _print_documents)
+    _emit(documents, args, out)
     return 0
 
 
@@ -305,9 +270,9 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
     if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
         _note(result.info.notices)
-        _emit(result, args, out, _print_hits)
+        _emit(result, args, out)
     else:
-        _emit(result, args, out, _print_answer)
+        _emit(result, args, out)
     return 0
 
 

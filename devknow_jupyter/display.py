@@ -134,47 +134,16 @@ def widgets_available(opts: DisplayOptions | None = None) -> bool:
 
 
 def _views(obj: Any, opts: DisplayOptions) -> dict[str, Callable[[], Any]] | None:
-    from .models import Answer, Document, DocumentChunk, Documents, SearchResults
-    from .render import static
+    from .render.views import view_for
 
-    limit = opts.max_chars or None
-    preview = opts.preview_chars or None
-    if isinstance(obj, SearchResults):
-        return {
-            "text/plain": lambda: static.hits_plain(obj),
-            "text/markdown": lambda: static.hits_markdown(obj, max_chars=limit, preview_chars=preview),
-            "text/html": lambda: static.hits_html(obj, max_chars=limit, preview_chars=preview),
-        }
-    if isinstance(obj, DocumentChunk):
-        return {
-            "text/plain": lambda: static.hit_plain(obj),
-            "text/markdown": lambda: static.hit_markdown(obj, max_chars=limit),
-            "text/html": lambda: static.page(static.hit_html(obj, max_chars=limit), "devknow-hit"),
-        }
-    if isinstance(obj, Documents):
-        return {
-            "text/plain": lambda: static.documents_plain(obj, max_chars=opts.plain_chars),
-            "text/markdown": lambda: static.documents_markdown(obj, max_chars=limit, raw=opts.raw),
-            "text/html": lambda: static.documents_html(
-                obj, max_chars=limit, toc_min_headings=opts.toc_min_headings, raw=opts.raw
-            ),
-        }
-    if isinstance(obj, Document):
-        return {
-            "text/plain": lambda: static.document_plain(obj, max_chars=opts.plain_chars),
-            "text/markdown": lambda: static.document_markdown(obj, max_chars=limit, raw=opts.raw),
-            "text/html": lambda: static.page(
-                static.document_html(obj, max_chars=limit, toc_min_headings=opts.toc_min_headings, raw=opts.raw),
-                "devknow-docs",
-            ),
-        }
-    if isinstance(obj, Answer):
-        return {
-            "text/plain": lambda: static.answer_plain(obj, max_chars=opts.plain_chars),
-            "text/markdown": lambda: static.answer_markdown(obj, max_chars=limit),
-            "text/html": lambda: static.answer_html(obj, max_chars=limit),
-        }
-    return None
+    view = view_for(obj)
+    if view is None:
+        return None
+    return {
+        "text/plain": lambda: view.plain(obj, opts),
+        "text/markdown": lambda: view.markdown(obj, opts),
+        "text/html": lambda: view.html(obj, opts),
+    }
 
 
 def _widget_view(obj: Any, opts: DisplayOptions, actions: Any) -> dict[str, Any] | None:

@@ -502,7 +502,7 @@ class DevKnowMagics(Magics):
                     raise
             self._store("_devget", out, documents)
         if args.raw:
-            return _MarkdownSource(documents.to_markdown())
+            return _MarkdownSource("\n\n---\n\n".join(doc.content for doc in documents))
         return documents
 
     @magic_arguments()

@@ -68,8 +68,9 @@ class _Displayable:
 
         return _display_bundle(self, include=include, exclude=exclude)
 
-    def to_markdown(self) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def to_markdown(self) -> str:
+        """The result as Markdown: its view's one Markdown rendering (what ``text/markdown`` shows)."""
+        return self._repr_mimebundle_(include=["text/markdown"]).get("text/markdown", repr(self))
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,6 @@ class DocumentChunk(_Displayable):
     def from_dict(cls, data: dict[str, Any]) -> DocumentChunk:
         """Build from the service's JSON shape."""
         return cls(parent=str(data.get("parent", "")), id=str(data.get("id", "")), content=str(data.get("content", "")))
-
-    def to_markdown(self) -> str:
-        """The hit as Markdown: title, link and passage."""
-        return f"### [{self.title}]({self.uri})\n\n`{self.parent}`\n\n{self.content.strip()}\n"
 
 
 class SearchResults(Sequence[DocumentChunk], _Displayable):
@@ -195,11 +192,6 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
         chunks = (DocumentChunk.from_dict(item) for item in data.get("results") or [])
         return cls(query, chunks, next_page_token=data.get("nextPageToken") or None)
 
-    def to_markdown(self) -> str:
-        """All hits as one Markdown text."""
-        head = f"**{len(self)} hit{'s' if len(self) != 1 else ''}** for *{self.query}*\n\n"
-        return head + "\n".join(chunk.to_markdown() for chunk in self._chunks)
-
 
 @dataclass(frozen=True)
 class Document(_Displayable):
@@ -234,10 +226,6 @@ class Document(_Displayable):
             title=str(data.get("title") or title_from(content, name)),
         )
 
-    def to_markdown(self) -> str:
-        """The document's own Markdown (what ``--raw`` shows)."""
-        return self.content
-
 
 class Documents(list[Document], _Displayable):
     """The documents of one ``get_documents`` call, in request order (a ``list`` of :class:`Document`)."""
@@ -260,9 +248,6 @@ class Documents(list[Document], _Displayable):
         """Build from the service's JSON shape."""
         return cls(Document.from_dict(item) for item in data.get("documents") or [])
 
-    def to_markdown(self) -> str:
-        """Every document's Markdown, separated by rules."""
-        return "\n\n---\n\n".join(doc.to_markdown() for doc in self)
 
     def __repr__(self) -> str:
         return f"<Documents {[doc.name for doc in self]!r}>"
@@ -430,10 +415,3 @@ class Answer(_Displayable):
             info=info,
         )
 
-    def to_markdown(self) -> str:
-        """The answer, then numbered references as links."""
-        lines = [self.answer_text.strip()]  # an extractive answer labels itself in its text
-        if self.references:
-            lines.append("\n**References**\n")
-            lines += [f"{i}. [{name_to_uri(ref)}]({name_to_uri(ref)})" for i, ref in enumerate(self.references, 1)]
-        return "\n".join(lines) + "\n"

@@ -486,17 +486,9 @@ class AnswerView(_CheapRepr, widgets.VBox):
 
 
 def view_for(obj: Any, *, options: DisplayOptions | None = None, actions: Any = None) -> widgets.Widget | None:
-    """The live view of a result object, or None when it has none; its buttons act through ``actions``."""
-    from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
+    """The live view of a result object (from the views registry), or None when it has none; its buttons
+    act through ``actions``."""
+    from .views import view_for as registered
 
-    if isinstance(obj, SearchResults):
-        return HitList(obj, actions=actions, options=options)
-    if isinstance(obj, DocumentChunk):
-        return HitView(obj, actions=actions, options=options, style=True)  # one hit alone: all its passage
-    if isinstance(obj, Documents):
-        return DocumentsView(obj, options=options)
-    if isinstance(obj, Document):
-        return DocumentView(obj, options=options)
-    if isinstance(obj, Answer):
-        return AnswerView(obj, actions=actions, options=options)
-    return None
+    view = registered(obj)
+    return view.widget(obj, options=_options(options), actions=as_actions(actions)) if view is not None else None
