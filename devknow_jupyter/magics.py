@@ -114,10 +114,14 @@ def _split_options(line: str, takes_value: set[str]) -> tuple[str, str]:
 
 
 def _parse(magic: Any, option_text: str) -> Any:
+    from .completion import did_you_mean, option_strings
+
     try:
         return parse_argstring(magic, option_text)
     except ValueError as exc:  # shlex: "No closing quotation"
         raise UsageError(f"{exc} in {option_text.strip()!r}") from None
+    except UsageError as exc:  # argparse: a mistyped option gets the nearest real one
+        raise UsageError(did_you_mean(str(exc), option_strings(magic))) from None
 
 
 def _unquote(token: str) -> str:
@@ -697,6 +701,9 @@ def load_ipython_extension(ipython: Any) -> None:
         magics.session.configure(api_key=carried["api_key"])
     ipython.register_magics(magics)
     _loaded[ipython] = magics
+    from .completion import install
+
+    install(ipython, magics)
     register_session(ipython, magics.session)
 
 

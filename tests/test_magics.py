@@ -854,3 +854,30 @@ def test_results_pickled_in_one_process_display_in_another() -> None:
         [sys.executable, "-c", code, pickle.dumps(results).hex()], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
+
+
+def _completions(ip, line: str) -> list[str]:
+    return ip.complete("", line, len(line))[1]
+
+
+def test_tab_completes_options_subcommands_and_result_variables(ip):
+    from devknow_jupyter.models import DocumentChunk, SearchResults
+
+    assert _completions(ip, "%devsearch --so") == ["--source"]  # not Python names such as sorted
+    assert "--max-results" in _completions(ip, "%devsearch --")
+    assert _completions(ip, "%devknow ") == ["explore"]
+    assert "--endpoint" in _completions(ip, "%devknow --end")
+    ip.user_ns["hits"] = SearchResults("q", [DocumentChunk("documents/a.dev/x", "1", "x")])
+    ip.user_ns["picked"] = [DocumentChunk("documents/a.dev/x", "1", "x")]
+    ip.user_ns["count"] = 3
+    assert _completions(ip, "%devget ") == ["hits", "picked"]
+    assert _completions(ip, "%devget hi") == ["hits"]
+
+
+def test_a_mistyped_option_gets_did_you_mean(ip):
+    result, captured = run(ip, "%devsearch --sorce firebase.google.com sign in")
+    assert not result.success or "did you mean --source?" in seen(captured)
+    with pytest.raises(UsageError, match=r"did you mean --source\?"):
+        ip.run_line_magic("devsearch", "--sorce firebase.google.com sign in")
+    with pytest.raises(UsageError, match=r"did you mean --endpoint\?"):
+        ip.run_line_magic("devknow", "--endpont local")
