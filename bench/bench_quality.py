@@ -3,8 +3,11 @@
 Question sets (``{query, relevant, kind, source}`` items; ``relevant`` lists the pages that answer):
 
 - **dev**: ``bench/questions/corpus-a-dev.json`` + ``corpus-b-dev.json`` (117 questions over the five
-  sources of ``../shared/corpus``). Every ranking setting was chosen on these only.
-- **test**: ``corpus-a-test.json`` + ``corpus-b-test.json`` (116), scored once the settings were frozen.
+  sources of ``../shared/corpus``). With **test**, the pool the settings are chosen on by cross-validation
+  (``bench/tune_ranking.py``).
+- **test**: ``corpus-a-test.json`` + ``corpus-b-test.json`` (116), first scored once, then tuned on too.
+- **holdout**: ``corpus-c-holdout.json`` (132), written after the settings were frozen by someone who never
+  saw a ranking's output; the figure to quote. Scored once.
 - **52**: ``bench/queries.json``, the project's first questions (the old ranking was tuned on them).
 - **extra**: ``extra-genkit-tensorflow.json`` (66) over ``../shared/corpus-extra/genkit-tensorflow.jsonl``
   (373 pages), never tuned on.
@@ -44,6 +47,8 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS: dict[str, tuple[tuple[Path, ...], str]] = {
     "dev": ((QUESTIONS / "corpus-a-dev.json", QUESTIONS / "corpus-b-dev.json"), "main"),
     "test": ((QUESTIONS / "corpus-a-test.json", QUESTIONS / "corpus-b-test.json"), "main"),
+    # Written after the settings were frozen, by someone who never saw a ranking's output; scored once per release.
+    "holdout": ((QUESTIONS / "corpus-c-holdout.json",), "main"),
     "52": ((QUERIES,), "main"),
     "extra": ((QUESTIONS / "extra-genkit-tensorflow.json",), "extra"),
 }
@@ -196,25 +201,26 @@ def _report(results: dict[str, dict[str, Any]], timings: dict[str, float], seman
             label = f"{name} ({result['questions']}): {ours_label if who == 'ours' else 'bm25s'}"
             rows.append(_score_row(label, result[who]))
         ours, base = result["ours"], result["bm25s"]
-        if name == "test":
+        if name == "holdout":  # the set nobody tuned on or looked at before the settings were frozen
             goals.append(
                 _goal(
-                    f"test: MRR@5 ≥ bm25s + {MARGIN_MRR}",
+                    f"{name}: MRR@5 ≥ bm25s + {MARGIN_MRR}",
                     f"{ours[m]:.3f} vs {base[m]:.3f}",
                     ours[m] >= base[m] + MARGIN_MRR,
                 )
             )
             goals.append(
                 _goal(
-                    f"test: recall@5 ≥ bm25s − {-MARGIN_RECALL}",
+                    f"{name}: recall@5 ≥ bm25s − {-MARGIN_RECALL}",
                     f"{ours[r]:.3f} vs {base[r]:.3f}",
                     ours[r] >= base[r] + MARGIN_RECALL,
                 )
             )
     notes = [
-        "dev = bench/questions/corpus-{a,b}-dev.json (every setting chosen here); test = corpus-{a,b}-test.json "
-        "(run after the settings were frozen); 52 = bench/queries.json; extra = extra-genkit-tensorflow.json "
-        "over the 373 Genkit + TensorFlow pages (never tuned on).",
+        "dev + test = bench/questions/corpus-{a,b}-{dev,test}.json (the pool settings are chosen on, by "
+        "cross-validation in bench/tune_ranking.py); holdout = corpus-c-holdout.json (written after the settings "
+        "were frozen, never tuned on: the figure to quote); 52 = bench/queries.json; extra = "
+        "extra-genkit-tensorflow.json over the 373 Genkit + TensorFlow pages (never tuned on).",
         "Both searches rank whole pages; bm25s: title twice + description + body, English stopwords, no stemming.",
         "Timings (s): " + ", ".join(f"{key} {value:.1f}" for key, value in timings.items()) + ".",
     ]

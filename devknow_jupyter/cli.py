@@ -5,7 +5,7 @@
     devknow search QUERY [-n N] [--source DOMAIN]
     devknow get NAME_OR_URL...
     devknow ask QUESTION
-    devknow index PATH
+    devknow index PATH [--follow-symlinks]
     devknow serve [--docs PATH] [--host 127.0.0.1] [--port 8765] [--token T] [--allow-host NAME]...
                   [--json-response] [--stateless]
     devknow status
@@ -19,7 +19,7 @@ error class (the most specific one applies)::
     0  success                     5  QuotaExceededError       9  TransportError
     1  any other DevKnowError      6  ToolError               10  RequestTimeout
     2  wrong usage (argparse)      7  DocumentNotFoundError  130  interrupted (Ctrl-C)
-    3  ConfigurationError          8  ProtocolError
+    3  ConfigurationError          8  ProtocolError          11  LocalIndexError
     4  AuthenticationError
 
 Keys are never printed.
@@ -43,13 +43,13 @@ from .errors import (
     ConfigurationError,
     DevKnowError,
     DocumentNotFoundError,
+    LocalIndexError,
     ProtocolError,
     QuotaExceededError,
     RequestTimeout,
     ToolError,
     TransportError,
 )
-from .models import SearchResults
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
@@ -72,6 +72,7 @@ EXIT_STATUS: dict[type[DevKnowError], int] = {
     ProtocolError: 8,
     TransportError: 9,
     RequestTimeout: 10,
+    LocalIndexError: 11,
 }
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -179,8 +180,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
-    index = command("index", "Add a folder of Markdown files to the default local index.")
-    index.add_argument("path", metavar="PATH", help="folder to index (again: only changed files are re-read)")
+    index = command(
+        "index", "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
+    )
+    index.add_argument(
+        "path", metavar="PATH", help="folder or .jsonl file to index (again: only changed files are re-read)"
+    )
+    index.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        default=None,
+        help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
+    )
 
     serve = command("serve", "Serve the local index as an MCP server (Streamable HTTP).")
     serve.add_argument("--docs", metavar="PATH", help="serve only this folder of Markdown (default: the default index)")
@@ -202,9 +213,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--json-response", action="store_true", help="answer application/json instead of SSE")
     serve.add_argument("--stateless", action="store_true", help="issue no sessions")
+    serve.add_argument(
+        "--pack", action="append", default=[], metavar="FILE", help="serve this knowledge pack (repeatable)"
+    )
+    serve.add_argument(
+        "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
+    )
 
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
+    _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
     return parser
+
+
+def _pack_parser(pack: argparse.ArgumentParser) -> None:
+    actions = pack.add_subparsers(dest="pack_command", metavar="ACTION", required=True)
+    build = actions.add_parser("build", help="build one pack file from recipes, folders or git repositories")
+    what = "a shipped recipe (go), a .toml, a folder or a git URL"
+    build.add_argument("sources", nargs="+", metavar="RECIPE", help=what)
+    build.add_argument("-o", "--output", required=True, metavar="FILE", help="the pack file to write")
+    build.add_argument("--name", help="the pack's name (default: the file name without .pack)")
+    build.add_argument(
+        "--repo", action="append", default=[], metavar="NAME=PATH", help="read recipe NAME from this repository copy"
+    )
+    build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched")
+    add = actions.add_parser("add", help="install a pack (searched with the default index)")
+    add.add_argument("file", metavar="FILE")
+    actions.add_parser("list", help="the installed packs, their sources and licences")
+    actions.add_parser("remove", help="uninstall a pack").add_argument("name", metavar="NAME")
+    actions.add_parser("recipes", help="the recipes shipped with devknow")
 
 
 # -- output -----------------------------------------------------------------------------------------
@@ -259,8 +295,10 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
         except DocumentNotFoundError as exc:
             # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
             if exc.documents:
+                _note(exc.documents.info.notices)
                 _emit(exc.documents, args, out)
             raise
+    _note(documents.info.notices)  # e.g. the local index answered because the service was unreachable
     _emit(documents, args, out)
     return 0
 
@@ -268,21 +306,20 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
-    if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
-        _note(result.info.notices)
-        _emit(result, args, out)
-    else:
-        _emit(result, args, out)
+    _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
+    _emit(result, args, out)  # an answer, or search results standing in when the answer quota is used up
     return 0
 
 
 def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from .local.backend import open_cache_index
+    from .local.index import IndexReport
     from .local.paths import default_index_path
 
-    index = open_cache_index(default_index_path())
+    report = IndexReport()
+    index = open_cache_index(default_index_path(), report=report)
     try:
-        report = index.add_folder(args.path)
+        report.merge(index.add_folder(args.path, follow_symlinks=args.follow_symlinks))
         where = index.path
     finally:
         index.close()
@@ -316,12 +353,16 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         json_response=args.json_response,
         stateless=args.stateless,
         allow_hosts=args.allow_host,
+        packs=args.pack,
+        workers=args.workers,
         out=out,
     )
     return 0
 
 
 def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
+    from .fallback import FALLBACK_BACKEND, is_unreachable
+
     with _client(args) as client:
         status: dict[str, Any] = client.status()
         if client.backend_kind == "local":
@@ -341,6 +382,11 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         except DevKnowError as exc:  # still show the settings; the error is the finding
             status["tools"] = None
             problem = exc
+            if client.offline_fallback and is_unreachable(exc):
+                # Not a failure: search, get and ask work, from the local index; say so and exit 0.
+                status["answered_by"] = FALLBACK_BACKEND
+                _note([f"{exc.message} Until it can, search, get and ask answer from the local index."])
+                problem = None
     if args.json:
         _print_json(status, out)
     else:
@@ -357,6 +403,64 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
+    from . import packs
+
+    text = TerminalWriter(out)
+    if args.pack_command == "recipes":
+        for name in packs.shipped_recipes():
+            recipe = packs.load_recipe(name)
+            text.write(f"{name:<12} {recipe.title} ({recipe.license})\n")
+        return 0
+    if args.pack_command == "build":
+        repos = {}
+        for item in args.repo:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise ConfigurationError(f"--repo {item!r}: expected NAME=PATH")
+            repos[name] = path
+        progress = packs.pack.TerminalProgress(sys.stderr)
+        try:
+            report = packs.build(
+                args.sources, args.output, name=args.name, repos=repos, keep_going=args.keep_going, progress=progress
+            )
+        finally:
+            progress.finish()
+        for reason in report.skipped:
+            print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
+        if args.json:
+            _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
+        else:
+            text.write(
+                f"Built {report.path}: {report.pages} pages from {len(report.manifest['sources'])} sources, "
+                f"{report.size_bytes / 1e6:.1f} MB in {report.seconds:.1f} s\n"
+            )
+        return 0
+    if args.pack_command == "add":
+        added = packs.add(args.file)
+        verb = "Replaced" if added.replaced else "Added"
+        text.write(f"{verb} the pack {added.name}: {added.pages} pages in {added.seconds:.1f} s\n")
+        if added.skipped:
+            text.write(f"  {added.skipped} pages kept from the index (same names)\n")
+        return 0
+    if args.pack_command == "remove":
+        removed = packs.remove(args.name)
+        text.write(f"Removed the pack {args.name}: {removed} pages\n")
+        return 0
+    listing = packs.installed()
+    if args.json:
+        _print_json(listing, out)
+        return 0
+    if not listing:
+        text.write("No packs installed: `devknow pack build go -o go.pack`, then `devknow pack add go.pack`.\n")
+    for manifest in listing:
+        pages = sum(source["pages"] for source in manifest["sources"])
+        text.write(f"{manifest['name']}: {pages} pages, built {manifest.get('built', '?')}\n")
+        for source in manifest["sources"]:
+            text.write(f"  {source['name']}: {source['pages']} pages, {source['license']}, {source['commit'][:12]}\n")
+    return 0
+
+
 _COMMANDS = {
     "search": _cmd_search,
     "get": _cmd_get,
@@ -364,6 +468,7 @@ _COMMANDS = {
     "index": _cmd_index,
     "serve": _cmd_serve,
     "status": _cmd_status,
+    "pack": _cmd_pack,
 }
 
 

@@ -32,6 +32,7 @@ from .errors import (
     register_secret,
     split_url_credentials,
 )
+from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unreachable
 from .models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 from .names import normalize_names, source_matches
 from .tools import MAX_NAMES_PER_CALL
@@ -124,6 +125,10 @@ class DevKnowClient:
             citations; needs the ``rest`` extra). Default: ``DEVKNOW_PROTOCOL``, else ``"mcp"``. With
             ``"rest"`` an MCP URL such as Google's ``.../mcp`` means the same host's REST surface.
         offline_store: Keep documents fetched from the live service on disk, searchable offline.
+        offline_fallback: With a key or token on a remote endpoint, answer from the local index (starter
+            pack, indexed folders, saved pages) when the service cannot be reached (DNS failure, refused
+            connection, connect or read timeout), with a notice in ``info.notices``. Errors the server
+            replies with (401, 403, 429, tool errors) are never replaced.
         max_reply_bytes: The largest reply (JSON body or one event of a stream) read from a remote server,
             32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
@@ -150,6 +155,7 @@ class DevKnowClient:
         http_transport: Any = None,
         headers: dict[str, str] | None = None,
         offline_store: bool = True,
+        offline_fallback: bool = True,
         max_workers: int = 4,
         max_reply_bytes: int | None = 32 * 1024 * 1024,  # the transport's MAX_REPLY_BYTES
         announce: bool = True,
@@ -189,6 +195,9 @@ class DevKnowClient:
         self._store: Any = None
         self._store_writer: ThreadPoolExecutor | None = None
         self._store_pending: Future[None] | None = None
+        self._offline_fallback_enabled = offline_fallback
+        self._fallback = OfflineFallback()
+        self.answered_by: str | None = None  # which backend gave the last tool answer (see status())
         self._max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
         self._tools: list[dict[str, Any]] | None = None
@@ -199,9 +208,11 @@ class DevKnowClient:
         self._announce = announce
         self._backend = backend if backend is not None else self._make_backend()
         if self.endpoint_source == "no key":
+            # One line; when the offline index holds only the starter guide it also says how to add documentation.
+            bare = getattr(self._backend, "documentation_hint", lambda: None)()
             self._say_once(
                 "devknow: no API key set, so using the offline index. For the live service set "
-                "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)."
+                "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)." + (f" {bare}" if bare else "")
             )
 
     # -- construction ---------------------------------------------------------------------------
@@ -315,6 +326,12 @@ class DevKnowClient:
         """``"remote"`` or ``"local"``."""
         return self._backend.kind
 
+    @property
+    def offline_fallback(self) -> bool:
+        """Whether an unreachable service is answered by the local index: a remote endpoint with a key or token."""
+        credentials = bool(self.api_key or self._access_token)
+        return self._offline_fallback_enabled and credentials and self.backend_kind == "remote"
+
     def __repr__(self) -> str:
         key = f"key from {self.key_source}" if self.key_source else "no key"
         return f"<DevKnowClient endpoint={self.endpoint!r} backend={self.backend_kind} {key}>"
@@ -348,48 +365,59 @@ class DevKnowClient:
         from .rest.filters import normalize_sources
 
         sources = normalize_sources(source)
-        arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
         started = time.perf_counter()
         try:
+            arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
             (hits, token, served), from_cache = self._call_cached(
                 "search_documents", arguments, refresh=refresh, parse=_parse_page
             )
-            notices.extend(served)
-        except TransportError:
-            data = self._search_offline_store(query)
-            if data is None:
+            local = False
+        except TransportError as exc:
+            if not self._falls_back(exc) or page_token:  # a later page of the service's results: not here
                 raise
-            (hits, token, _), from_cache = _parse_page(data), False
-            notices.append("The service could not be reached; these hits come from documents saved offline.")
+            inputs = self._fallback.search_inputs(exc)
+            arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, None, inputs)
+            (hits, _, served), from_cache = _parse_page(self._call_local("search_documents", arguments, exc)), False
+            token, local = None, True
+            notices.insert(0, fallback_notice(exc))
+        notices.extend(served)
         chunks: list[DocumentChunk] = list(hits)
         if filter_here:
             chunks = [hit for hit in hits if any(source_matches(hit.uri, site) for site in filter_here)]
-            notices.append(
-                f"Filtered here to {', '.join(filter_here)}: the server's search has no source filter "
-                f"({len(chunks)} of {len(hits)} hits kept)."
-            )
+            notices.append(_filtered_here(", ".join(filter_here), len(chunks), len(hits)))
         if page_size and len(chunks) > page_size:
             chunks = chunks[:page_size]
-        out = SearchResults(query, chunks, self._info(started, from_cache, notices), next_page_token=token)
+        info = self._info(started, from_cache, notices, local=local)
+        out = SearchResults(query, chunks, info, next_page_token=token)
         out._request = {"source": sources or None, "since": since, "page_size": page_size}
         return out
 
     def _search_arguments(
-        self, query: str, sources: list[str], since: Any, page_size: int | None, page_token: str | None
+        self,
+        query: str,
+        sources: list[str],
+        since: Any,
+        page_size: int | None,
+        page_token: str | None,
+        inputs: set[str] | None = None,
     ) -> tuple[dict[str, Any], list[str], list[str]]:
         """The tool's arguments for a search, the sites left to filter here, and notices on what the server
-        can't do. Filters and paging go to the server when its search schema takes them (the REST backend)."""
+        can't do. Filters and paging go to the server when its search schema takes them (the REST backend).
+        ``inputs``: the search tool's argument names, when not the server's (the local index's, offline)."""
         from .rest.filters import build_filter, rfc3339
 
         arguments: dict[str, Any] = {"query": query}
         notices: list[str] = []
-        rest = getattr(self._backend, "protocol", None) == "rest"
-        accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
+        rest = getattr(self._backend, "protocol", None) == "rest" and inputs is None
+        if inputs is not None:
+            accepts = inputs
+        else:
+            accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
         if "filter" in accepts and (sources or since):
             arguments["filter"] = build_filter(sources, since)
             filter_here = [site for site in sources if "/" in site]  # the service filters by whole sites only
         else:
-            field = self._source_argument() if sources else None
+            field = _source_field(accepts) if sources else None
             filter_here = sources if len(sources) != 1 or not field else []
             if field and not filter_here:
                 arguments[field] = sources[0]
@@ -430,23 +458,32 @@ class DevKnowClient:
         if not wanted:
             raise ConfigurationError("No document names given.", hint="Pass names, page URLs or search hits.")
         started = time.perf_counter()
-        found: dict[str, Document] = {}
-        if not refresh:
-            for name in wanted:
-                cached = self.cache.get(cache_key(self._cache_scope, "document", name))
-                if cached is not None:
-                    found[name] = cached
+        found: dict[str, Document] = {} if refresh else self._cached_documents(wanted)
         lacking = [name for name in wanted if name not in found]
         batches = [lacking[i : i + MAX_NAMES_PER_CALL] for i in range(0, len(lacking), MAX_NAMES_PER_CALL)]
-        fetched = self._fetch_batches(batches)
+        unreachable: TransportError | None = None
+        try:
+            fetched = self._fetch_batches(batches)
+            if batches:
+                self.answered_by = self.backend_kind
+        except TransportError as exc:
+            if not self._falls_back(exc):
+                raise
+            unreachable = exc
+            fetched = self._cached_documents(lacking)  # batches that got through before the failure
+            rest = [name for name in lacking if name not in fetched]
+            found.update((doc["name"], Document.from_dict(doc)) for doc in self._fallback.get(rest, exc))
+            self.answered_by = FALLBACK_BACKEND
         found.update(fetched)
         if fetched:
             self._keep_offline(fetched.values())
         docs = [found[name] for name in wanted if name in found]
-        result = Documents(docs, self._info(started, not lacking, []))
+        notices = [fallback_notice(unreachable)] if unreachable is not None else []
+        result = Documents(docs, self._info(started, not lacking, notices, local=unreachable is not None))
         missing = [name for name in wanted if name not in found]
         if missing:
-            raise DocumentNotFoundError(missing, result)
+            reason = "the service could not be reached" if unreachable is not None else None
+            raise DocumentNotFoundError(missing, result, unreachable=reason)
         return result
 
     def answer_query(self, query: str, *, refresh: bool = False) -> Answer:
@@ -454,13 +491,21 @@ class DevKnowClient:
 
         The service allows few answers a day: on exhaustion this raises
         :class:`~devknow_jupyter.errors.QuotaExceededError`, and the caller may fall back to
-        :meth:`search_documents` (``%%devask`` does).
+        :meth:`search_documents` (``%%devask`` does). When the service cannot be reached (see
+        ``offline_fallback``), the local index answers by quoting its best passages.
         """
         query = self._check_query(query)
         started = time.perf_counter()
-        data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+        notices: list[str] = []
+        try:
+            data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+        except TransportError as exc:
+            if not self._falls_back(exc):
+                raise
+            data, from_cache = self._call_local("answer_query", {"query": query}, exc), False
+            notices.append(fallback_notice(exc))
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, answer.info.notices)  # keeps notes on its citations
+        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=bool(notices))
         return answer
 
     def ask(self, query: str, *, fallback: bool = True, refresh: bool = False) -> Answer | SearchResults:
@@ -497,7 +542,9 @@ class DevKnowClient:
 
     def status(self) -> dict[str, Any]:
         """Endpoint, backend, the MCP era and protocol version once the server told them (None until then,
-        and for the local backend), where the key came from (never the key), and cache figures."""
+        and for the local backend), where the key came from (never the key), cache figures, which backend
+        answered the last tool call (``answered_by``: ``"remote"``, ``"local"`` or ``"local (offline
+        fallback)"``; None before the first) and whether the offline fallback is on."""
         stats = self.cache.stats()
         return {
             "endpoint": self.endpoint,
@@ -508,6 +555,8 @@ class DevKnowClient:
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),
             "timeout": self.timeout,
+            "answered_by": self.answered_by,
+            "offline_fallback": self.offline_fallback,
             "cache_size": stats.size,
             "cache_max_entries": stats.max_entries,
             "cache_ttl": stats.ttl,
@@ -529,6 +578,7 @@ class DevKnowClient:
         if writer is not None:
             writer.shutdown(wait=True)  # documents fetched are saved before the store closes
         self._backend.close()
+        self._fallback.close()
         if self._store is not None:
             self._store.close()
 
@@ -566,6 +616,27 @@ class DevKnowClient:
                 raise
         return self._backend.call_tool(tool, arguments)
 
+    def _falls_back(self, exc: TransportError) -> bool:
+        return self.offline_fallback and is_unreachable(exc)
+
+    def _call_local(self, tool: str, arguments: dict[str, Any], cause: TransportError) -> dict[str, Any]:
+        """One call on the local index, standing in for the unreachable service (never cached)."""
+        self._check_open()
+        pending = self._store_pending
+        if pending is not None:
+            futures_wait([pending], timeout=30)  # pages just fetched are searchable offline too
+        data = self._fallback.call_tool(tool, arguments, cause)
+        self.answered_by = FALLBACK_BACKEND
+        return data
+
+    def _cached_documents(self, names: list[str]) -> dict[str, Document]:
+        found = {}
+        for name in names:
+            cached = self.cache.get(cache_key(self._cache_scope, "document", name))
+            if cached is not None:
+                found[name] = cached
+        return found
+
     def _call_cached(
         self, tool: str, arguments: dict[str, Any], *, refresh: bool, parse: Callable[[dict[str, Any]], Any] = dict
     ) -> tuple[Any, bool]:
@@ -576,6 +647,7 @@ class DevKnowClient:
             if cached is not None:
                 return cached, True
         value = parse(self._call(tool, arguments))
+        self.answered_by = self.backend_kind
         self.cache.set(key, value)
         return value, False
 
@@ -633,6 +705,10 @@ class DevKnowClient:
         """The argument names the server's search_documents takes (from its input schema)."""
         try:
             tools = self.list_tools()
+        except TransportError as exc:
+            if self._falls_back(exc):
+                raise  # unreachable: the search goes to the local index at once, without a second try
+            return set()
         except DevKnowError:
             return set()
         for tool in tools:
@@ -640,16 +716,12 @@ class DevKnowClient:
                 return set((tool.get("inputSchema") or {}).get("properties") or {})
         return set()
 
-    def _source_argument(self) -> str | None:
-        inputs = self._search_inputs()
-        return next((field for field in ("source", "data_source", "site") if field in inputs), None)
-
-    def _info(self, started: float, from_cache: bool, notices: list[str]) -> ResultInfo:
+    def _info(self, started: float, from_cache: bool, notices: list[str], *, local: bool = False) -> ResultInfo:
         if self._fallback_notices:
             notices, self._fallback_notices = [*self._fallback_notices, *notices], []
         return ResultInfo(
-            backend=self.backend_kind,
-            endpoint=self.endpoint,
+            backend="local" if local else self.backend_kind,
+            endpoint=LOCAL_ENDPOINT if local else self.endpoint,
             elapsed=time.perf_counter() - started,
             from_cache=from_cache,
             notices=notices,
@@ -686,18 +758,6 @@ class DevKnowClient:
         except Exception as exc:  # the offline copy is a convenience; never fail a fetch for it
             self.notices.append(f"Could not save documents offline: {exc}")
 
-    def _search_offline_store(self, query: str) -> dict[str, Any] | None:
-        pending = self._store_pending
-        if pending is not None:
-            futures_wait([pending], timeout=30)
-        try:
-            store = self._offline_store()
-            if store is None or len(store) == 0:
-                return None
-            return store.search(query)
-        except Exception:
-            return None
-
 
 def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
     """The hits, the next page's token, and the one-line ``notices`` a server may send beside them (the
@@ -705,6 +765,23 @@ def _parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | 
     hits = tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
     notices = data.get("notices") if isinstance(data.get("notices"), list) else []
     return hits, data.get("nextPageToken") or None, tuple(str(n) for n in notices if str(n).strip())
+
+
+def _source_field(inputs: set[str]) -> str | None:
+    """The site filter argument among a search tool's argument names, if it has one."""
+    return next((field for field in ("source", "data_source", "site") if field in inputs), None)
+
+
+def _filtered_here(source: str, kept: int, scanned: int) -> str:
+    """The notice for hits filtered by site here, because the server's search has no such filter."""
+    if not kept:
+        return (
+            f"No {source} hits among the first {scanned}: the server's search has no source filter, "
+            "so its hits were filtered here. Try other words, or drop the source."
+        )
+    return (
+        f"Filtered here to {source}: the server's search has no source filter ({kept} of {scanned} hits kept)."
+    )
 
 
 def _looks_like_missing_tool(exc: ToolError) -> bool:

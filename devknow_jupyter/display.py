@@ -110,7 +110,7 @@ def widget_for(obj: Any, *, actions: Any = None, **overrides: Any) -> Any:
     Its buttons act through ``actions`` (by default the kernel's shared client). Raises ImportError when
     ipywidgets is not installed.
     """
-    from .render.widgets import view_for
+    from .render.views import widget_for as view_for
 
     opts = dataclasses.replace(options, **overrides) if overrides else options
     return view_for(obj, options=opts, actions=_actions(actions, obj))
@@ -148,7 +148,7 @@ def _views(obj: Any, opts: DisplayOptions) -> dict[str, Callable[[], Any]] | Non
 
 def _widget_view(obj: Any, opts: DisplayOptions, actions: Any) -> dict[str, Any] | None:
     try:
-        from .render.widgets import view_for
+        from .render.views import widget_for as view_for
 
         widget = view_for(obj, options=opts, actions=_actions(actions, obj))
         if widget is None:

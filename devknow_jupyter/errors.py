@@ -9,6 +9,7 @@ Every error is a :class:`DevKnowError`, so ``except DevKnowError`` catches them 
      ├── ToolError                 the server's own error for a tool call (``.code`` when it gave one)
      │    └── DocumentNotFoundError   names the service does not know (``.missing``, ``.documents``)
      ├── ProtocolError             a reply that is not valid MCP / JSON-RPC
+     ├── LocalIndexError           the local index is damaged, or its disk or folder can't be written
      └── TransportError            network, TLS, proxy and timeout failures
           └── RequestTimeout       no complete reply within the call's timeout (a deadline for the whole call)
 
@@ -34,6 +35,7 @@ __all__ = [
     "ConfigurationError",
     "DevKnowError",
     "DocumentNotFoundError",
+    "LocalIndexError",
     "ProtocolError",
     "QuotaExceededError",
     "RequestTimeout",
@@ -232,17 +234,34 @@ class DocumentNotFoundError(ToolError):
     so nothing fetched is lost.
     """
 
-    def __init__(self, missing: Iterable[str], documents: Documents | None = None) -> None:
+    def __init__(
+        self, missing: Iterable[str], documents: Documents | None = None, *, unreachable: str | None = None
+    ) -> None:
         self.missing = list(missing)
         self.documents = documents
         shown = ", ".join(self.missing[:5]) + (" …" if len(self.missing) > 5 else "")
         found = f" ({len(documents)} other document(s) were found)" if documents else ""
+        # ``unreachable``: why the service was not asked (the local index was, and lacks these names).
+        where = f" in the local index ({unreachable})" if unreachable else ""
         super().__init__(
-            f"Unknown document{'s' if len(self.missing) > 1 else ''}: {shown}{found}",
+            f"Unknown document{'s' if len(self.missing) > 1 else ''}{where}: {shown}{found}",
             tool="get_documents",
             hint="Names look like documents/<page URL without https://>; %devsearch finds them.",
             not_found=True,
         )
+
+
+class LocalIndexError(DevKnowError):
+    """The local index can't be used: its file is damaged, its disk is full, or its folder can't be written.
+
+    The message says what failed, where, and what to do, on one line. ``kind`` is one of ``"damaged"``,
+    ``"full"``, ``"read-only"``, ``"busy"`` or ``"unusable"``; ``path`` is the index file or folder.
+    """
+
+    def __init__(self, message: str, *, kind: str, path: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+        self.path = path
 
 
 class ProtocolError(DevKnowError):
@@ -256,9 +275,19 @@ class TransportError(DevKnowError):
         "Check the network (HTTPS_PROXY, SSL_CERT_FILE for a corporate CA), or use the offline "
         "index with `%devknow --endpoint local`."
     )
+    #: True when the service could not be reached at all (DNS failure, refused connection, connect or
+    #: read timeout), as opposed to a reply that refused us: the client may then answer from the local index.
+    unreachable: bool = False
+
+    def __init__(self, message: str, *, hint: str | None = None, unreachable: bool | None = None) -> None:
+        super().__init__(message, hint=hint)
+        if unreachable is not None:
+            self.unreachable = unreachable
 
 
 class RequestTimeout(TransportError):
     """No complete reply arrived within the timeout, which bounds the whole call (retries and waits included)."""
+
+    unreachable = True
 
     hint = "Raise the timeout (DevKnowClient(timeout=...) or `%config DevKnowMagics.timeout = 60`)."

@@ -110,7 +110,8 @@ class Session:
         return "none"
 
     def status(self) -> SessionStatus:
-        """Endpoint, backend, key source, cache figures and the server's tools, as a displayable table."""
+        """Endpoint, backend, key source, which backend answered last, cache figures and the server's tools,
+        as a displayable table."""
         from .errors import DevKnowError, split_url_credentials
 
         rows: list[tuple[str, str]] = []
@@ -126,6 +127,9 @@ class Session:
         rows.append(("backend", str(info["backend"])))
         rows.append(("API key", self.key_source(client)))
         rows.append(("timeout", f"{info['timeout']:g} s"))
+        rows.append(("answered by", info.get("answered_by") or "nothing yet"))
+        if info.get("offline_fallback"):
+            rows.append(("offline fallback", "on: the local index answers when the service can't be reached"))
         ttl = info["cache_ttl"]
         rows.append(
             (

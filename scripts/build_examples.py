@@ -139,7 +139,31 @@ to ask again.""",
     (
         "md",
         """\
-## 7. Use the live service with your own key
+## 7. Real Google documentation offline: knowledge packs
+
+A *knowledge pack* is one file holding documentation pages already indexed, built from a public
+repository by a recipe that the package ships (`devknow pack recipes` lists them: Go, Dart, Firebase JS,
+Gemini CLI, ADK, Genkit, TensorFlow). On Binder, the image build makes one from several of them; on your
+machine, `devknow pack build go firebase-js -o docs.pack` then `devknow pack add docs.pack` does it.
+Installed packs are searched together with the starter pack, and each hit says which pack it came
+from and under which licence.""",
+    ),
+    (
+        "py",
+        """\
+from devknow_jupyter import packs
+
+for pack in packs.installed():
+    print(pack["name"], [(source["name"], source["pages"], source["license"]) for source in pack["sources"]])
+if not packs.installed():
+    print("No packs installed here: devknow pack build go -o go.pack && devknow pack add go.pack")""",
+    ),
+    ("py", "%devsearch -n 3 go modules replace directive"),
+    ("py", "%devsearch -n 3 firestore collection reference"),
+    (
+        "md",
+        """\
+## 8. Use the live service with your own key
 
 To search all of Google's developer documentation you need an API key for the Developer Knowledge
 API (the starter pack explains how: `%devget documents/devknow-jupyter.dev/guide/create-an-api-key`).

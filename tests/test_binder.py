@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.corpus_repos import CORPUS, make_repo
 
 BINDER = ROOT / "binder"
 NOTEBOOKS = ("quickstart.ipynb", "offline-and-serve.ipynb", "python-api.ipynb")
@@ -95,10 +96,24 @@ def test_binder_environment_runs_the_examples(tmp_path: Path) -> None:
     )
     env.pop("JUPYTER_PATH", None)
 
+    # postBuild builds a knowledge pack from the shipped recipes: here from local git repositories rebuilt from
+    # the shared corpus (no network); without the corpus, from missing copies, which it must skip and go on.
+    recipes = ("go", "firebase-js")
+    if CORPUS.is_dir():
+        local = {name: make_repo(name, tmp_path / "doc-repos")[0] for name in recipes}
+    else:
+        local = {name: tmp_path / "missing" / name for name in recipes}
+    env.update(
+        DEVKNOW_BINDER_RECIPES=" ".join(recipes),
+        DEVKNOW_PACK_REPOS=" ".join(f"{name}={path}" for name, path in local.items()),
+    )
+
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
     _run([str(bin_dir / "pip"), "install", "-q", "-r", "binder/requirements.txt"], repo, env)
     _run(["chmod", "+x", "binder/postBuild"], repo, env)
-    _run(["./binder/postBuild"], repo, env)
+    built = _run(["./binder/postBuild"], repo, env)
+    if not CORPUS.is_dir():
+        assert "skipped: go: no such folder or repository" in built and "no knowledge pack was built" in built
 
     # The package came from this checkout into the environment, not from the source folder.
     probe = "import devknow_jupyter, sys; print(devknow_jupyter.__file__); print(sys.prefix)"
@@ -137,3 +152,6 @@ def test_binder_environment_runs_the_examples(tmp_path: Path) -> None:
     quickstart = (out / "quickstart.ipynb").read_text()
     assert "application/vnd.jupyter.widget-view+json" in quickstart
     assert "devknow-jupyter.dev/guide/create-an-api-key" in quickstart
+    if CORPUS.is_dir():  # the quickstart's offline section finds pages of the pack postBuild installed
+        assert "documents/go.dev/ref/mod" in quickstart or "documents/go.dev/doc/modules" in quickstart
+        assert "From the pack google-docs (Firebase JavaScript SDK reference, Apache-2.0)" in quickstart

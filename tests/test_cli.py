@@ -228,7 +228,7 @@ def test_index_reports_skipped_files(own_docs: Path, capsys: pytest.CaptureFixtu
 
 def test_index_of_a_missing_folder_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["index", str(tmp_path / "nowhere")]) == 3
-    assert one_error_line(capsys.readouterr().err).startswith("devknow: error: Not a folder:")
+    assert one_error_line(capsys.readouterr().err).startswith("devknow: error: Not a folder")
 
 
 def test_status_of_the_local_index(capsys: pytest.CaptureFixture[str]) -> None:

@@ -256,3 +256,24 @@ def test_ask_answers_or_falls_back_to_search_when_the_quota_is_used_up(sdk_serve
     assert [call["tool"] for call in server.calls()] == [
         "answer_query", "answer_query", "search_documents", "answer_query"
     ]
+
+
+def test_a_source_filter_done_here_says_how_many_hits_it_scanned(sdk_server) -> None:
+    # The test server's search has no site filter: the client filters its hits and says how many it saw.
+    with DevKnowClient(sdk_server.url, cache=False) as client:
+        everything = client.search_documents("key token users")
+        none = client.search_documents("key token users", source="adk.dev")
+        some = client.search_documents("key token users", source="https://firebase.example.dev/")
+    assert len(everything) > 0 and len(none) == 0
+    assert none.info.notices == [
+        f"No adk.dev hits among the first {len(everything)}: the server's search has no source filter, "
+        "so its hits were filtered here. Try other words, or drop the source."
+    ]
+    kept = sum(hit.uri.startswith("https://firebase.example.dev/") for hit in everything)
+    assert 0 < len(some) == kept < len(everything)
+    assert some.info.notices == [
+        f"Filtered here to firebase.example.dev: the server's search has no source filter "
+        f"({kept} of {len(everything)} hits kept)."
+    ]
+    mine = [call["arguments"] for call in sdk_server.calls("search_documents") if "key token" in str(call)]
+    assert mine and all(arguments == {"query": "key token users"} for arguments in mine)  # no filter was sent

@@ -15,6 +15,7 @@ import sys
 from html.parser import HTMLParser
 
 import pytest
+from IPython.utils.capture import capture_output
 
 from devknow_jupyter import DevKnowClient, display, explore
 from devknow_jupyter.errors import DevKnowError, TransportError
@@ -253,6 +254,21 @@ def test_the_site_filter_offers_the_sites_seen_and_filters_the_hits(app, server)
     assert app.current.source == "firebase.example.dev"
     assert labels(app.hits) == []
     assert "firebase.example.dev" in text_of(app.status)  # the "filtered here" notice
+
+
+def test_a_search_with_no_hits_clears_the_hits_shown_before(app, server):
+    search(app, "bucket")
+    assert app.hits.layout.display != "none"
+    type_text(app.source_box, "firebase.example.dev")
+    press_enter(app.source_box)
+    assert app.wait(timeout=30)
+
+    assert "0 hits" in text_of(app.hits_header)
+    # The browser's ToggleButtons keep their old buttons for an empty list: the list must be hidden.
+    assert labels(app.hits) == [] and app.hits.layout.display == "none"
+    assert "Bucket names are global" not in text_of(app.page)
+    search(app, "sign users")
+    assert app.hits.layout.display != "none" and labels(app.hits)[0].startswith("1. Sign users in")
 
 
 def test_explore_with_a_query_has_the_hits_when_it_returns(client, server):
@@ -569,7 +585,7 @@ def test_the_display_bundle_has_the_widget_and_a_static_twin_of_hits_and_page(ap
     bundle = app._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == app.widget.model_id
     plain, markdown, page = bundle["text/plain"], bundle["text/markdown"], bundle["text/html"]
-    assert "hostile sanitizing" in plain and "https://docs.example.dev/evil/page" in plain
+    assert plain.startswith("Documentation explorer · https://docs.example.dev/evil/page")
     assert "# Hostile content test page" in markdown or "Hostile content test page" in markdown
     assert "Hostile content test page" in page and "Sanitizing checklist" in page
     assert active_content(page) == []
@@ -584,9 +600,41 @@ def test_without_widgets_the_bundle_is_static_only(app, server, monkeypatch):
     assert "Create a storage bucket" in bundle["text/markdown"]
 
 
-def test_the_explorer_displays_in_a_shell_as_text(ip, server):
+def test_the_explorer_displays_in_a_shell_as_its_twin_and_every_visit_updates_it(ip, server):
+    # A saved notebook keeps the twin's last data: each visit must replace it, through the display id.
     ip.run_line_magic("config", f"DevKnowMagics.endpoint = {server.url!r}")
-    ip.run_cell("ex = %devknow explore bucket", store_history=False).raise_error()
-    data, _ = ip.display_formatter.format(ip.user_ns["ex"])
-    assert data["text/plain"].startswith("<Explorer search: bucket")
-    assert "Create a storage bucket" in data["text/plain"]
+    ip.run_cell("ex = %devknow explore", store_history=False).raise_error()
+    with capture_output() as captured:
+        ip.run_cell("ex", store_history=False).raise_error()
+        ex = ip.user_ns["ex"]
+        search(ex, "bucket")
+        open_hit(ex, 1)
+
+    first, *updates = captured.outputs
+    assert "nothing shown yet" in first.data["text/plain"] and not first.update
+    display_id = first.transient["display_id"]
+    assert updates and all(out.update and out.transient["display_id"] == display_id for out in updates)
+    assert "Create a storage bucket" in updates[0].data["text/markdown"]  # the hits of the search
+    last = updates[-1].data
+    assert last["text/plain"].startswith("Documentation explorer · https://docs.example.dev/storage/buckets")
+    assert "Choose a region" in last["text/plain"]
+    assert "<h2" in last["text/html"] and "Choose a region" in last["text/html"]
+    assert "## Choose a region" in last["text/markdown"]
+
+    with capture_output() as captured:
+        ex.back()  # going back is a visit shown too: the twin shows the hits again
+    assert captured.outputs[-1].transient["display_id"] == display_id
+    assert captured.outputs[-1].data["text/plain"].startswith("Documentation explorer · search: bucket")
+
+
+def test_in_a_kernel_the_widget_and_its_twin_are_two_outputs(ip, server, monkeypatch):
+    monkeypatch.setattr(display.options, "widgets_outside_kernel", True)
+    ip.run_line_magic("config", f"DevKnowMagics.endpoint = {server.url!r}")
+    with capture_output() as captured:
+        ip.run_cell("%devknow explore bucket", store_history=False).raise_error()
+    widget, twin = captured.outputs
+    assert set(widget.data) == {"application/vnd.jupyter.widget-view+json", "text/plain"}
+    assert not widget.transient  # the widget output is never replaced (that would rebuild the app)
+    assert twin.transient["display_id"].startswith("devknow-explorer-")
+    assert '<div class="dkx-twin">' in twin.data["text/html"]
+    assert "Create a storage bucket" in twin.data["text/html"]

@@ -302,16 +302,28 @@ def test_wrong_key_is_refused_upstream_without_showing_it(tmp_path: Path) -> Non
         mcp.stop()
 
 
-def test_unreachable_service_is_502(tmp_path: Path) -> None:
+def test_unreachable_service_without_a_key_is_502(tmp_path: Path) -> None:
+    server = start_jupyter_server(
+        tmp_path, config={"DevKnowServer": {"endpoint": f"http://127.0.0.1:{free_port()}/mcp", "timeout": 5}}
+    )
+    try:
+        status, reply, _ = server.call("GET", "search?query=bucket")
+        assert status in (502, 504)
+        _assert_error(reply, reply["error"]["type"])
+        assert reply["error"]["type"] in ("TransportError", "RequestTimeout")
+    finally:
+        stop_process(server.proc)
+
+
+def test_unreachable_service_with_a_key_answers_from_the_local_index(tmp_path: Path) -> None:
     server = start_jupyter_server(
         tmp_path, config={"DevKnowServer": {"endpoint": f"http://127.0.0.1:{free_port()}/mcp", "timeout": 5}},
         env={"DEVKNOW_API_KEY": KEY},
     )
     try:
-        status, reply, text = server.call("GET", "search?query=bucket")
-        assert status in (502, 504)
-        _assert_error(reply, reply["error"]["type"])
-        assert reply["error"]["type"] in ("TransportError", "RequestTimeout")
+        status, reply, text = server.call("GET", "search?query=clear%20the%20result%20cache")
+        assert status == 200 and reply["results"] and reply["info"]["backend"] == "local"
+        assert "could not be reached" in reply["notices"][0] and "local index" in reply["notices"][0]
         assert KEY not in text
     finally:
         stop_process(server.proc)

@@ -11,7 +11,7 @@ import pytest
 
 from devknow_jupyter import DevKnowClient
 from devknow_jupyter.backend import Backend
-from devknow_jupyter.errors import ConfigurationError, DocumentNotFoundError, ToolError
+from devknow_jupyter.errors import ConfigurationError, DocumentNotFoundError, LocalIndexError, ToolError
 from devknow_jupyter.local import backend as local_backend
 from devknow_jupyter.local.backend import LocalBackend
 from devknow_jupyter.local.index import LocalIndex
@@ -313,7 +313,7 @@ def test_an_index_damaged_while_open_gives_one_clear_error(tmp_path: Path) -> No
     assert backend.call_tool("search_documents", {"query": "bucket"})["results"]
     with sqlite3.connect(path) as other:  # another program breaks the file under us
         other.execute("DROP TABLE chunks_fts")
-    with pytest.raises(ToolError, match=r"the local index .* could not be read") as caught:
+    with pytest.raises(LocalIndexError, match=r"^Could not run search_documents: the local index .*team") as caught:
         backend.call_tool("search_documents", {"query": "bucket"})
-    assert caught.value.hint and "devknow index" in caught.value.hint
+    assert "delete it, then run `devknow index` again" in caught.value.message  # what to do, in the one line
     backend.close()

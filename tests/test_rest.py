@@ -7,6 +7,8 @@ filters and pages hits, fails a whole batch for one unknown name and runs out of
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("google.developer_knowledge_v1", reason="the rest extra is not installed")
@@ -157,10 +159,14 @@ def test_an_unknown_protocol_is_a_configuration_error() -> None:
 
 def test_unreachable_server_is_a_transport_error() -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    client = DevKnowClient(url, protocol="rest", api_key="k-unreachable-1", cache=False)
+    client = DevKnowClient(url, protocol="rest", api_key="k-unreachable-1", cache=False, offline_fallback=False)
     with client, pytest.raises(TransportError) as caught:
         client.search_documents("bucket")
-    assert "Traceback" not in caught.value.short_message()
+    assert caught.value.unreachable and "Traceback" not in caught.value.short_message()
+    # With the offline fallback (the default), the local index answers instead, and says so.
+    with DevKnowClient(url, protocol="rest", api_key="k-unreachable-1", cache=False) as client:
+        hits = client.search_documents("answer quota")
+    assert hits.names and hits.info.backend == "local" and "could not be reached" in hits.info.notices[0]
 
 
 def test_missing_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,7 +294,10 @@ def test_the_mcp_server_says_what_it_cannot_honour(sdk_server) -> None:
         sites = ["docs.cloud.google.com", "firebase.google.com"]
         hits = client.search_documents("bucket", source=sites, since="2026-02-01")
     notices = " ".join(hits.info.notices)
-    assert "Not applied: since" in notices and "Filtered here to docs.cloud.google.com, firebase.google.com" in notices
+    assert "Not applied: since" in notices
+    # The test server's pages are on other sites: none is kept, and the notice says how many were scanned.
+    assert len(hits) == 0
+    assert re.search(r"No docs\.cloud\.google\.com, firebase\.google\.com hits among the first [1-9]\d*:", notices)
 
 
 # -- MCP → REST fallback -------------------------------------------------------------------------------------

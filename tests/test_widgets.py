@@ -19,7 +19,8 @@ import pytest
 from devknow_jupyter import display
 from devknow_jupyter.client import DevKnowClient
 from devknow_jupyter.models import Answer, Document, DocumentChunk, ResultInfo, SearchResults
-from devknow_jupyter.render.widgets import AnswerView, DocumentToggle, DocumentView, HitList, view_for
+from devknow_jupyter.render.views import widget_for as view_for
+from devknow_jupyter.render.widgets import AnswerView, DocumentToggle, DocumentView, HitList
 from devknow_jupyter.testing import StaticBackend
 from tests.conftest import fixture_documents
 

@@ -11,8 +11,13 @@ It keeps the remote service's contract: the same result shapes, the same limits 
 - ``"local"``: the default index in the user cache dir, holding the starter pack (reindexed
   incrementally on open), the folders added with ``devknow index PATH`` and the documents fetched from
   the live service;
-- ``"local:/path/to/folder"``: that folder of Markdown, indexed on the fly into a cached index;
-- ``"local:/path/to/index.sqlite3"``: an index file made by ``devknow index``.
+- ``"local:/path/to/folder"``: that folder of Markdown (or one ``.jsonl`` file), indexed on the fly into a
+  cached index;
+- ``"local:/path/to/index.sqlite3"``: an index file made by ``devknow index``;
+- ``"local:/path/to/docs.pack"``: a knowledge pack made by ``devknow pack build``, opened read-only.
+
+Pages from a knowledge pack say so: a search hit ends with a line naming the pack and the licence, and a
+fetched document ends with the source's attribution (the JSON shapes stay the service's).
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError, ToolError
+from ..errors import ConfigurationError, LocalIndexError, ToolError
 from ..names import MAX_NAME_LENGTH, normalize_source
 from ..tools import MAX_NAMES_PER_CALL, tool_definitions
+from .failures import index_failure
 from .index import IndexReport, LocalIndex
 from .paths import STARTER_DIR, default_index_path, folder_index_path
 
@@ -36,6 +42,9 @@ __all__ = ["DEFAULT_LIMIT", "LocalBackend", "open_cache_index"]
 DEFAULT_LIMIT = 10
 INVALID_PARAMS = -32602
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_CACHE_DIR_ADVICE = "set DEVKNOW_CACHE_DIR to a folder you can write"
+# Failures to refresh that still leave the index searchable (the refresh is tried again next time).
+_SEARCHABLE_ANYWAY = frozenset({"busy", "read-only", "full"})
 
 
 class LocalBackend:
@@ -79,14 +88,21 @@ class LocalBackend:
         if spec != "local" and not spec.startswith("local:"):
             raise ConfigurationError(f"Not a local endpoint: {spec!r}", hint="Use 'local' or 'local:/path'.")
         if not target:
-            index = open_cache_index(default_index_path())
-            report = _refresh_default(index)
+            report = IndexReport()
+            index = open_cache_index(default_index_path(), report=report)
+            report.merge(_refresh_default(index))
             return cls(index, "local", report=report)
         path = Path(os.path.expandvars(target)).expanduser()
-        if path.is_dir():
-            index = open_cache_index(folder_index_path(path))
-            report = index.add_folder(path)
+        if path.is_dir() or (path.is_file() and path.suffix.lower() == ".jsonl"):
+            report = IndexReport()
+            index = open_cache_index(folder_index_path(path), report=report)
+            report.merge(index.add_folder(path))
             return cls(index, f"local:{target}", report=report)
+        if path.is_file() and (path.suffix == ".pack" or _is_pack(path)):
+            from ..packs.pack import open_pack
+
+            index, _ = open_pack(path)
+            return cls(index, f"local:{target}")
         if path.is_file():
             if not _is_sqlite(path):
                 raise ConfigurationError(
@@ -112,18 +128,29 @@ class LocalBackend:
         try:
             if name == "search_documents":
                 query, source = _query(arguments, name), _source(arguments, name)
-                return self.index.search_results(query, self.limit, source=source)
+                return self._credit_hits(self.index.search_results(query, self.limit, source=source))
             if name == "get_documents":
-                return self._get_documents(arguments.get("names"))
+                return self._credit_documents(self._get_documents(arguments.get("names")))
             if name == "answer_query":
                 return self.index.answer(_query(arguments, name))
         except sqlite3.Error as exc:  # a damaged or vanished index file: one clear error, not a traceback
-            raise ToolError(
-                f"{name} failed: the local index {self.index.path} could not be read ({exc}).",
-                tool=name,
-                hint="Rebuild it: delete the file and run `devknow index PATH` (the default index rebuilds itself).",
-            ) from None
+            raise index_failure(exc, self.index.path, f"run {name}") from None
         raise ToolError(f"Unknown tool: {name}", code=INVALID_PARAMS, tool=name)
+
+    def documentation_hint(self) -> str | None:
+        """How to add documentation, when this index holds only the starter guide (no pack, no folder); else None."""
+        try:
+            folders = [folder for folder in self.index.folders() if folder != str(STARTER_DIR)]
+            if folders or self.index.get_meta("installed_packs") not in (None, "{}"):
+                return None
+            if self.index.get_meta("pack_manifest") or self.endpoint != "local":
+                return None
+        except (sqlite3.Error, ConfigurationError):
+            return None
+        return (
+            "Only the starter guide is offline: add documentation with `devknow pack build go -o go.pack` and "
+            "`devknow pack add go.pack` (recipes: `devknow pack recipes`), or `devknow index DIR`."
+        )
 
     def list_tools(self) -> list[dict[str, Any]]:
         """The three tools with the service's schemas and annotations; ``search_documents`` also takes a
@@ -142,6 +169,31 @@ class LocalBackend:
         return f"<LocalBackend {self.endpoint!r} index={self.index.path!r}>"
 
     # -- tools ----------------------------------------------------------------------------------
+
+    def _credit_hits(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Each hit from a pack ends with a line naming the pack, the source and its licence."""
+        credits = _pack_attributions(self.index)  # read per call: `devknow pack add` may run meanwhile
+        if not credits:
+            return result
+        origins = self.index.origins(hit["parent"] for hit in result.get("results", []))
+        for hit in result.get("results", []):
+            credit = credits.get(origins.get(hit["parent"], ""))
+            if credit:
+                hit["content"] = hit["content"].rstrip("\n") + f"\n\n{pack_line(credit)}\n"
+        return result
+
+    def _credit_documents(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Each document from a pack ends with its source's attribution and licence."""
+        credits = _pack_attributions(self.index)
+        if not credits:
+            return result
+        origins = self.index.origins(doc["name"] for doc in result["documents"])
+        for doc in result["documents"]:
+            credit = credits.get(origins.get(doc["name"], ""))
+            if credit:
+                notice = f"{pack_line(credit)} {credit['attribution']}"
+                doc["content"] = doc["content"].rstrip("\n") + f"\n\n---\n\n{notice}\n"
+        return result
 
     def _get_documents(self, names: Any) -> dict[str, Any]:
         tool = "get_documents"
@@ -165,22 +217,68 @@ class LocalBackend:
         return {"documents": documents}
 
 
-def open_cache_index(path: Path, *, cache_mb: int = 64) -> LocalIndex:
-    """Open an index that lives in the cache: a damaged file is moved aside and rebuilt, an unwritable
-    cache dir falls back to an in-memory index (everything still works, nothing is kept)."""
+def pack_line(credit: dict[str, str]) -> str:
+    """The one line naming where a pack page comes from: ``_From the pack docs (Go, CC-BY-4.0)._``"""
+    licence = f", {credit['license']}" if credit.get("license") else ""
+    return f"_From the pack {credit['pack']} ({credit['source']}{licence})._"
+
+
+def _pack_attributions(index: LocalIndex) -> dict[str, dict[str, str]]:
+    """Who to credit for the pack pages in ``index``: its own manifest (a pack) or those of installed packs."""
+    import json
+
+    from ..packs.pack import attributions
+
+    try:
+        own = index.get_meta("pack_manifest")
+        installed = index.get_meta("installed_packs")
+        manifests = [json.loads(own)] if own else []
+        manifests += list(json.loads(installed).values()) if installed else []
+        return attributions(manifests)
+    except (ValueError, AttributeError, TypeError, sqlite3.Error, ConfigurationError):
+        return {}
+
+
+def _is_pack(path: Path) -> bool:
+    """An SQLite file whose meta says it is a knowledge pack."""
+    if not _is_sqlite(path) or path.stat().st_size == 0:
+        return False
+    try:
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT 1 FROM meta WHERE key = 'user:pack_format'").fetchone() is not None
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+
+
+def open_cache_index(path: Path, *, cache_mb: int = 64, report: IndexReport | None = None) -> LocalIndex:
+    """Open an index that lives in the cache; a file there that is not an index is moved aside and rebuilt
+    (said in ``report.warnings``, when given).
+
+    Raises :class:`~devknow_jupyter.errors.LocalIndexError` (one line: what, where, what to do) when the
+    cache folder can't be used (a file in its place, a read-only folder, a full disk): an index kept only
+    in memory would lose the user's work without a word.
+    """
     try:
         return LocalIndex(path, cache_mb=cache_mb)
-    except ConfigurationError:
+    except ConfigurationError as exc:
         aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
         try:
             path.replace(aside)
             for suffix in ("-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
-            return LocalIndex(path, cache_mb=cache_mb)
-        except (OSError, ConfigurationError):
-            return LocalIndex(":memory:")
-    except OSError:
-        return LocalIndex(":memory:")
+        except OSError as moving:
+            raise index_failure(moving, str(path), "move the damaged local index aside") from None
+        try:
+            rebuilt = LocalIndex(path, cache_mb=cache_mb)
+        except ConfigurationError:
+            message = f"Could not rebuild the local index {path} ({exc}); {_CACHE_DIR_ADVICE}."
+            raise LocalIndexError(message, kind="damaged", path=str(path)) from None
+        if report is not None:
+            report.warnings.append((str(path), f"{exc.message}; moved aside to {aside.name} and rebuilt"))
+        return rebuilt
 
 
 def _refresh_default(index: LocalIndex) -> IndexReport:
@@ -194,19 +292,25 @@ def _refresh_default(index: LocalIndex) -> IndexReport:
             index.remove_folder(previous)
         if previous != starter:
             index.set_meta("starter_folder", starter)
-    except sqlite3.OperationalError as exc:  # locked by another writer for too long
+    except LocalIndexError as exc:
+        if exc.kind not in _SEARCHABLE_ANYWAY:
+            raise
         report.skipped.append((starter, f"not refreshed: {exc}"))
         return report
     folders = [starter] if STARTER_DIR.is_dir() else []
     folders += [folder for folder in index.folders() if folder != starter]
     for folder in folders:
-        if not Path(folder).is_dir():
+        if not Path(folder).exists():
             report.skipped.append((folder, "folder not found (its documents are kept)"))
             continue
         try:
             report.merge(index.add_folder(folder, exclude=("README.md",) if folder == starter else ()))
-        except (ConfigurationError, sqlite3.OperationalError) as exc:
+        except LocalIndexError as exc:
+            if exc.kind not in _SEARCHABLE_ANYWAY:
+                raise
             # e.g. `devknow index` holds the write lock for long: search what is there, refresh next time
+            report.skipped.append((folder, f"not refreshed: {exc}"))
+        except ConfigurationError as exc:
             report.skipped.append((folder, f"not refreshed: {exc}"))
     return report
 

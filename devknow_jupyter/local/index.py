@@ -16,7 +16,7 @@ last committed batch ended.
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import hashlib
 import os
 import sqlite3
@@ -34,9 +34,11 @@ from ..errors import ConfigurationError
 from ..models import DOCUMENT_PREFIX, Document, name_to_uri
 from .answer import extractive_answer
 from .chunking import Chunk, ChunkSizes, chunk_markdown, first_heading
+from .failures import index_failure, is_damage
 from .frontmatter import FrontMatterError, split_front_matter
 from .query import fts_expression, query_terms
 from .ranker import LexicalRanker, PageTerms, RankSettings, page_terms
+from .reading import JSONL_SUFFIXES, Unreadable, jsonl_documents, open_document, size_text, walk_folder
 from .search import PageSearch, SearchOutcome
 
 __all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "RankSettings"]  # RankSettings: from .ranker
@@ -45,9 +47,6 @@ __all__ = ["MAX_FILE_BYTES", "IndexReport", "LocalIndex", "RankSettings"]  # Ran
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: Bumped when the tables or the tokenizer change; an older index is rebuilt from scratch.
 SCHEMA_VERSION = "3"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
-# Folders never worth walking: version control, virtual environments, build output.
-SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
 # A passage's id is (page id << PAGE_SHIFT) | passage number.
 PAGE_SHIFT = 20
@@ -118,8 +117,23 @@ class _Page:
     chunks: list[Chunk]
 
 
-class _Skip(Exception):
-    """A file that cannot be indexed; the message is the reason shown to the user."""
+_Skip = Unreadable  # a file or document that cannot be indexed; the message is the reason shown
+# A document read from a JSON Lines file is recorded with the path ``FILE.jsonl::NAME``.
+_JSONL_MARK = "::"
+
+
+def _reports_failures(doing: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Make a method raise one clear LocalIndexError for SQLite's errors; ``doing`` may name its first argument."""
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def run(self: LocalIndex, *args: Any, **kwargs: Any) -> Any:
+            with self._failures(doing.format(*args)):
+                return method(self, *args, **kwargs)
+
+        return run
+
+    return decorate
 
 
 _SCHEMA = """
@@ -193,6 +207,8 @@ class LocalIndex:
     One connection is shared by all threads, behind a lock: every method is thread-safe.
     """
 
+    _follow_symlinks = False  # of the folder being indexed (add_folder sets it)
+
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
@@ -203,6 +219,7 @@ class LocalIndex:
         max_file_bytes: int = MAX_FILE_BYTES,
         batch_documents: int = BATCH_DOCUMENTS,
         cache_mb: int = 64,
+        read_only: bool = False,
     ) -> None:
         self.path = str(path) if str(path) == ":memory:" else str(Path(path).expanduser())
         self.sizes = sizes or ChunkSizes()
@@ -215,18 +232,26 @@ class LocalIndex:
         self._closed = False
         self._search: PageSearch | None = None
         self._search_generation: str | None = None
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self.read_only = read_only
+        try:
+            if self.path != ":memory:" and not read_only:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves, so a batch is exactly one transaction.
+            # read_only (a knowledge pack): the file is never written, so many processes can share it.
+            target, uri = (Path(self.path).resolve().as_uri() + "?mode=ro", True) if read_only else (self.path, False)
+            self._db = sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri)
+        except (OSError, sqlite3.Error) as exc:
+            raise index_failure(exc, self.path, "open the local index") from None
         try:
             self._setup()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise ConfigurationError(
-                f"{self.path} is not a devknow index ({exc})",
-                hint="Point local:PATH at a folder of Markdown files or at an index made by `devknow index`.",
-            ) from None
+            if is_damage(exc) or not isinstance(exc, sqlite3.OperationalError):
+                raise ConfigurationError(
+                    f"{self.path} is not a devknow index ({exc})",
+                    hint="Point local:PATH at a folder of Markdown files or at an index made by `devknow index`.",
+                ) from None
+            raise index_failure(exc, self.path, "open the local index") from None  # full, read-only, locked
 
     # -- setup ------------------------------------------------------------------------------------
 
@@ -239,7 +264,7 @@ class LocalIndex:
         if not tables:
             # Must precede the first table (and WAL): space freed by reindexing goes back to the OS.
             db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-        if self.path != ":memory:":
+        if self.path != ":memory:" and not self.read_only:
             try:
                 db.execute("PRAGMA journal_mode = WAL")  # readers don't block the indexer (kernel + CLI)
             except sqlite3.OperationalError:
@@ -281,31 +306,60 @@ class LocalIndex:
         if self._closed:
             raise ConfigurationError("This index is closed.")
 
+    @contextmanager
+    def _failures(self, doing: str) -> Iterator[None]:
+        """Turn SQLite's errors (damaged file, full disk, read-only folder) into one clear LocalIndexError."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise index_failure(exc, self.path, doing) from None
+
     # -- indexing folders --------------------------------------------------------------------------
 
+    @_reports_failures("index {0}")
     def add_folder(
         self,
         folder: str | os.PathLike[str],
         *,
         exclude: Iterable[str] = (),
         progress: ProgressHook | None = None,
+        follow_symlinks: bool | None = None,
     ) -> IndexReport:
-        """Index (or reindex) the Markdown files under ``folder``; remember it for :meth:`refresh_folders`.
+        """Index (or reindex) the Markdown and JSON Lines files under ``folder``, or one ``.jsonl`` file;
+        remember it for :meth:`refresh_folders`.
 
         Only files whose size, mtime and then content changed are re-chunked; documents whose files are
         gone are removed. ``exclude`` holds glob patterns of relative paths to leave out (e.g.
         ``"README.md"``, ``"drafts/*"``). ``progress(path, done, total)`` is called after each file.
+        Only regular files inside the folder are read; ``follow_symlinks=True`` also reads symlinked files
+        and folders that lead elsewhere (never devices, FIFOs or sockets), and is remembered for the folder
+        (``None``: as last time). Every file left out is in ``report.skipped`` with its reason.
         """
         started = time.perf_counter()
         root = Path(folder).expanduser()
-        if not root.is_dir():
-            raise ConfigurationError(f"Not a folder: {root}")
-        root = root.resolve()
-        patterns = tuple(exclude)
-        files = sorted(_markdown_files(root, patterns))
         report = IndexReport()
+        if root.is_file() and root.suffix.lower() in JSONL_SUFFIXES:
+            root = root.resolve()
+            files = [root]
+        elif root.is_dir():
+            root = root.resolve()
+        else:
+            raise ConfigurationError(
+                f"Not a folder or a JSON Lines file: {root}",
+                hint="Give a folder of Markdown (.md) or JSON Lines (.jsonl) files, or one .jsonl file.",
+            )
+        follow_key = f"follow_symlinks:{root}"
+        if follow_symlinks is None:
+            follow_symlinks = self.get_meta(follow_key) == "1"
+        if root.is_dir():
+            scan = walk_folder(root, exclude, follow_symlinks=follow_symlinks)
+            files = scan.files
+            report.skipped += scan.skipped
         with self._lock:
             self._check_open()
+            self._follow_symlinks = follow_symlinks
+            if (self.get_meta(follow_key) == "1") != follow_symlinks:
+                self.set_meta(follow_key, "1" if follow_symlinks else "0")
             with self._transaction() as db:
                 db.execute(
                     "INSERT INTO folders (path, added) VALUES (?, ?) ON CONFLICT (path) DO NOTHING",
@@ -340,15 +394,14 @@ class LocalIndex:
         progress: ProgressHook | None,
     ) -> None:
         db = self._db
-        batch_started, in_batch = time.monotonic(), 0
+        self._batch_started, self._in_batch = time.monotonic(), 0
         db.execute("BEGIN IMMEDIATE")
         try:
             for done, path in enumerate(files, 1):
-                in_batch += self._index_file(root, path, known.get(str(path)), report)
-                if in_batch >= self.batch_documents or (in_batch and time.monotonic() - batch_started > BATCH_SECONDS):
-                    db.execute("COMMIT")
-                    db.execute("BEGIN IMMEDIATE")
-                    batch_started, in_batch = time.monotonic(), 0
+                if path.suffix.lower() in JSONL_SUFFIXES:
+                    self._index_jsonl(root, path, known, report)
+                else:
+                    self._wrote(self._index_file(root, path, known.get(str(path)), report))
                 if progress is not None:
                     progress(str(path), done, len(files))
             db.execute("COMMIT")
@@ -357,24 +410,32 @@ class LocalIndex:
                 db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
             raise
 
+    def _wrote(self, count: int) -> None:
+        """Count documents written in the open batch; commit it and begin the next when it is due."""
+        self._in_batch += count
+        due = self._in_batch >= self.batch_documents or time.monotonic() - self._batch_started > BATCH_SECONDS
+        if self._in_batch and due:
+            self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            self._batch_started, self._in_batch = time.monotonic(), 0
+
     def _index_file(self, root: Path, path: Path, known: tuple[Any, ...] | None, report: IndexReport) -> int:
         """Index one file inside the open transaction; returns 1 when it wrote something."""
         shown = str(path)
-        try:
-            stat = path.stat()
-        except OSError as exc:
-            report.skipped.append((shown, f"cannot read: {exc.strerror or exc}"))
-            return 0
-        if known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size:
-            report.unchanged += 1
-            return 0
         kept = " (the version indexed before is kept)" if known is not None else ""
-        if stat.st_size > self.max_file_bytes:
-            limit = _size(self.max_file_bytes)
-            report.skipped.append((shown, f"too large: {_size(stat.st_size)}, the limit is {limit}{kept}"))
-            return 0
         try:
-            raw = path.read_bytes()
+            with open_document(path, root, follow_symlinks=self._follow_symlinks) as opened:
+                stat = opened.stat
+                if known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size:
+                    report.unchanged += 1
+                    return 0
+                if stat.st_size > self.max_file_bytes:  # said at once; the read below is bounded anyway
+                    limit = size_text(self.max_file_bytes)
+                    raise Unreadable(f"too large: {size_text(stat.st_size)}, the limit is {limit}")
+                raw = opened.read(self.max_file_bytes)
+        except Unreadable as exc:
+            report.skipped.append((shown, f"{exc}{kept}"))
+            return 0
         except OSError as exc:
             report.skipped.append((shown, f"cannot read: {exc.strerror or exc}{kept}"))
             return 0
@@ -390,8 +451,12 @@ class LocalIndex:
         except _Skip as exc:
             report.skipped.append((shown, f"{exc}{kept}"))
             return 0
+        return self._write_file_page(page, digest, report, shown, root=str(root), path=shown, stat=stat)
+
+    def _write_file_page(self, page: _Page, digest: str, report: IndexReport, shown: str, **where: Any) -> int:
+        """Write a page read from a file and count it; returns 1, or 0 when it was skipped (and reported)."""
         try:
-            created = self._write(page, "file", digest, root=str(root), path=shown, stat=stat)
+            created = self._write(page, "file", digest, **where)
         except _Skip as exc:
             report.skipped.append((shown, str(exc)))
             return 0
@@ -426,13 +491,79 @@ class LocalIndex:
         uri = front.get("uri") or (path.as_uri() if name.startswith(LOCAL_PREFIX) else name_to_uri(name))
         return self._page(name, uri, title, front.get("description"), body)
 
+    def _index_jsonl(self, root: Path, path: Path, known: dict[str, tuple[Any, ...]], report: IndexReport) -> None:
+        """Index the documents of one JSON Lines file inside the open batch, line by line.
+
+        The file's rows get its mtime and size only once all its lines are written, so an interrupted run
+        leaves them looking changed and the next run reads the file again.
+        """
+        prefix = f"{path}{_JSONL_MARK}"
+        mine = {key: row for key, row in known.items() if key.startswith(prefix)}
+        seen: dict[str, int] = {}
+        try:
+            with open_document(path, root, follow_symlinks=self._follow_symlinks) as opened:
+                stat = opened.stat
+                if mine and all(row[1] == stat.st_mtime_ns and row[2] == stat.st_size for row in mine.values()):
+                    report.unchanged += len(mine)
+                    return
+                lines = opened.lines(self.max_file_bytes)
+                for line in jsonl_documents(lines, limit=self.max_file_bytes, name_of=_jsonl_name):
+                    where = f"{path}:{line.number}"
+                    if line.fields is None:
+                        report.skipped.append((where, str(line.reason)))
+                        continue
+                    name = line.fields["name"]
+                    seen[name] = line.number
+                    self._wrote(self._index_record(prefix + name, line.fields, mine, root, where, report))
+        except Unreadable as exc:
+            report.skipped.append((str(path), f"{exc} (the documents indexed from it before are kept)"))
+            return
+        except OSError as exc:
+            report.skipped.append((str(path), f"cannot read: {exc.strerror or exc}"))
+            return
+        for key, row in mine.items():
+            if key[len(prefix) :] not in seen:  # a line that is gone (or now bad)
+                self._delete(row[0])
+                report.removed += 1
+        self._db.execute(
+            "UPDATE documents SET mtime_ns = ?, size = ? WHERE path >= ? AND path < ?",
+            (stat.st_mtime_ns, stat.st_size, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
+        )
+
+    def _index_record(
+        self,
+        key: str,
+        fields: dict[str, str],
+        known: dict[str, tuple[Any, ...]],
+        root: Path,
+        where: str,
+        report: IndexReport,
+    ) -> int:
+        """Write one JSON Lines document unless unchanged; returns 1 when it wrote something."""
+        name, content = fields["name"], fields["content"]
+        title = fields["title"] or first_heading(content) or _title_from_name(name)
+        uri = fields["uri"] or name_to_uri(name)
+        digest = hashlib.sha256("\x00".join((uri, title, fields["description"], content)).encode("utf-8")).hexdigest()
+        row = known.get(key)
+        if row is not None and row[3] == digest:
+            report.unchanged += 1
+            return 0
+        if row is None:  # a name new to this file: if another file has it, say so before chunking the page
+            sql = "SELECT path FROM documents WHERE name = ? AND origin = 'file'"
+            taken = self._db.execute(sql, (name,)).fetchone()
+            if taken is not None:
+                report.skipped.append((where, _duplicate(name, taken[0])))
+                return 0
+        page = self._page(name, uri, title, fields["description"], content)
+        return self._write_file_page(page, digest, report, where, root=str(root), path=key)
+
     def _page(self, name: str, uri: str, title: str, description: str, content: str) -> _Page:
         chunks = chunk_markdown(content, title, self.sizes)
         return _Page(name, uri, " ".join(title.split()), description.strip(), content, chunks)
 
     def _remove_missing(self, root: Path, present: set[str], report: IndexReport) -> None:
         rows = self._db.execute("SELECT id, path FROM documents WHERE root = ?", (str(root),)).fetchall()
-        gone = [doc_id for doc_id, path in rows if path not in present]
+        gone = [doc_id for doc_id, path in rows if _source_file(path) not in present]
         if not gone:
             return
         with self._transaction():
@@ -461,7 +592,7 @@ class LocalIndex:
             raise _Skip(f"too many passages ({len(page.chunks):,}; at most {PASSAGES_PER_PAGE:,} per page)")
         owner = db.execute("SELECT id, origin, path FROM documents WHERE name = ?", (page.name,)).fetchone()
         if owner is not None and owner[1] == "file" and owner[2] != path:
-            raise _Skip(f"duplicate name {page.name!r}: {owner[2]} has it already")
+            raise _Skip(_duplicate(page.name, owner[2]))
         if path is not None:
             # The file's front matter may have renamed it: drop the row its old name had.
             previous = db.execute("SELECT id FROM documents WHERE path = ? AND name != ?", (path, page.name)).fetchone()
@@ -552,6 +683,7 @@ class LocalIndex:
 
     # -- other sources -----------------------------------------------------------------------------
 
+    @_reports_failures("save documents in the local index")
     def add_documents(self, documents: Iterable[Document | dict[str, Any]], origin: str = "fetched") -> IndexReport:
         """Add or update documents given as :class:`~devknow_jupyter.models.Document` or service-shaped dicts.
 
@@ -601,6 +733,81 @@ class LocalIndex:
         report.seconds = time.perf_counter() - started
         return report
 
+    def import_index(self, path: str | os.PathLike[str]) -> IndexReport:
+        """Copy every document of another index (a knowledge pack) into this one, with its origin, passages and
+        term counts: nothing is re-chunked or re-tokenized (only the full-text entries of the passages are made).
+
+        A name this index already has keeps this index's document (reported as skipped), except documents
+        fetched from the live service, which the imported version replaces. One transaction.
+        """
+        started = time.perf_counter()
+        report = IndexReport()
+        with self._lock:
+            self._check_open()
+            db = self._db
+            db.execute("ATTACH DATABASE ? AS pack", (str(path),))
+            try:
+                with self._transaction():
+                    self._copy_attached(report)
+            finally:
+                db.execute("DETACH DATABASE pack")
+            self._page_search()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _copy_attached(self, report: IndexReport) -> None:
+        """Copy the documents of the database attached as ``pack`` (inside the caller's transaction)."""
+        db = self._db
+        for (doc_id,) in db.execute(
+            "SELECT m.id FROM main.documents m JOIN pack.documents p ON p.name = m.name"
+            " WHERE m.origin = 'fetched'"
+        ).fetchall():
+            self._delete(doc_id)
+        for (name,) in db.execute(
+            "SELECT p.name FROM pack.documents p JOIN main.documents m ON m.name = p.name"
+        ):
+            report.skipped.append((name, "this index has a document of that name already; it is kept"))
+        offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
+        db.execute(
+            "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
+            " SELECT id + ?, name, uri, title, description, content, origin, sha256, indexed"
+            " FROM pack.documents WHERE name NOT IN (SELECT name FROM main.documents) ORDER BY id",
+            (offset,),
+        )
+        report.added = db.execute("SELECT count(*) FROM main.documents WHERE id > ?", (offset,)).fetchone()[0]
+        kept = "SELECT id - ? FROM main.documents WHERE id > ?"
+        db.execute(
+            "INSERT INTO main.chunks (id, doc_id, seq, breadcrumb, title, headings, body)"
+            f" SELECT ((doc_id + ?) << {PAGE_SHIFT}) | seq, doc_id + ?, seq, breadcrumb, title, headings, body"
+            f" FROM pack.chunks WHERE doc_id IN ({kept})",
+            (offset, offset, offset, offset),
+        )
+        db.execute(
+            "INSERT INTO main.chunks_fts (rowid, title, headings, body)"
+            " SELECT id, title, headings, body FROM main.chunks WHERE doc_id > ?",
+            (offset,),
+        )
+        db.execute(
+            "INSERT INTO main.page_terms (doc_id, terms, counts, lengths)"
+            f" SELECT doc_id + ?, terms, counts, lengths FROM pack.page_terms WHERE doc_id IN ({kept})",
+            (offset, offset, offset),
+        )
+        report.chunks = db.execute("SELECT count(*) FROM main.chunks WHERE doc_id > ?", (offset,)).fetchone()[0]
+        self._changed()
+
+    def origins(self, names: Iterable[str]) -> dict[str, str]:
+        """The origin (``"file"``, ``"fetched"``, ``"pack:NAME/SOURCE"``) of each of these documents that exists."""
+        wanted = list(dict.fromkeys(names))
+        found: dict[str, str] = {}
+        with self._lock:
+            self._check_open()
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                found.update(self._db.execute(f"SELECT name, origin FROM documents WHERE name IN ({marks})", part))
+        return found
+
+    @_reports_failures("read the local index")
     def get_meta(self, key: str) -> str | None:
         """A value the index keeps about itself (``None`` when unset)."""
         with self._lock:
@@ -608,6 +815,7 @@ class LocalIndex:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (f"user:{key}",)).fetchone()
             return row[0] if row else None
 
+    @_reports_failures("write to the local index")
     def set_meta(self, key: str, value: str) -> None:
         """Remember ``value`` under ``key`` in the index."""
         with self._lock:
@@ -615,6 +823,7 @@ class LocalIndex:
             with self._transaction() as db:
                 db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"user:{key}", value))
 
+    @_reports_failures("read the local index")
     def folders(self) -> list[str]:
         """The folders indexed so far (absolute paths), in the order they were added."""
         with self._lock:
@@ -625,12 +834,13 @@ class LocalIndex:
         """Reindex every remembered folder (incrementally). A folder that is gone is reported, not emptied."""
         report = IndexReport()
         for folder in self.folders():
-            if not Path(folder).is_dir():
+            if not Path(folder).exists():
                 report.skipped.append((folder, "folder not found (its documents are kept)"))
                 continue
             report.merge(self.add_folder(folder, progress=progress))
         return report
 
+    @_reports_failures("remove {0} from the local index")
     def remove_folder(self, folder: str | os.PathLike[str]) -> int:
         """Forget a folder and remove its documents; returns how many were removed."""
         root = str(Path(folder).expanduser().resolve())
@@ -644,6 +854,7 @@ class LocalIndex:
             self._reclaim()
             return len(ids)
 
+    @_reports_failures("remove documents from the local index")
     def remove_documents(self, origin: str) -> int:
         """Remove every document of one origin (e.g. ``"fetched"``); returns how many were removed."""
         with self._lock:
@@ -901,6 +1112,7 @@ class LocalIndex:
     def __len__(self) -> int:
         return self.count()
 
+    @_reports_failures("read the local index")
     def stats(self) -> dict[str, Any]:
         """Figures: ``documents``, ``chunks``, ``path``, ``size_bytes``, plus documents by origin and folders."""
         with self._lock:
@@ -968,18 +1180,18 @@ class LocalIndex:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _markdown_files(root: Path, exclude: tuple[str, ...]) -> Iterator[Path]:
-    """Markdown files under ``root``, skipping hidden and tool folders and ``exclude`` patterns."""
-    for directory, subdirs, filenames in os.walk(root):
-        subdirs[:] = [d for d in subdirs if not d.startswith(".") and d not in SKIP_DIRS]
-        for filename in filenames:
-            if filename.startswith(".") or not filename.lower().endswith(MARKDOWN_SUFFIXES):
-                continue
-            path = Path(directory, filename)
-            relative = path.relative_to(root).as_posix()
-            if any(fnmatch.fnmatch(relative, pattern) for pattern in exclude):
-                continue
-            yield path
+def _source_file(path: str) -> str:
+    """The file a document was read from: its path, or the JSON Lines file of ``FILE.jsonl::NAME``."""
+    at = path.lower().find(".jsonl" + _JSONL_MARK)
+    return path[: at + len(".jsonl")] if at >= 0 else path
+
+
+def _duplicate(name: str, owner_path: str) -> str:
+    return f"duplicate name {name!r}: {_source_file(owner_path)} has it already"
+
+
+def _jsonl_name(fields: dict[str, str]) -> str:
+    return _document_name(fields.get("name", ""), fields.get("uri", ""))
 
 
 def _document_name(name: str, uri: str) -> str:
@@ -1012,7 +1224,3 @@ def _passage_ids(doc_id: int) -> tuple[int, int]:
 
 def _content(breadcrumb: str, body: str) -> str:
     return f"## {breadcrumb}\n\n{body}" if body else f"## {breadcrumb}\n"
-
-
-def _size(count: int) -> str:
-    return f"{count / 1024 / 1024:.1f} MB" if count >= 1024 * 1024 else f"{count / 1024:.0f} KB"

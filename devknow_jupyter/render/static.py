@@ -60,6 +60,7 @@ __all__ = [
     "hits_plain",
     "info_summary",
     "link_html",
+    "notices_html",
     "page",
     "path_html",
     "reference_html",
@@ -346,10 +347,11 @@ def documents_html(
     docs: Iterable[Document], *, max_chars: int | None = None, toc_min_headings: int = 4, raw: bool = False
 ) -> str:
     """Documents as a complete HTML output (stylesheet included)."""
+    notices = notices_html(getattr(docs, "info", None))
     items = [document_html(doc, max_chars=max_chars, toc_min_headings=toc_min_headings, raw=raw) for doc in docs]
     if not items:
-        return page('<div class="devknow-notice">No documents.</div>', "devknow-docs")
-    return page("<hr>".join(items), "devknow-docs")
+        return page(notices + '<div class="devknow-notice">No documents.</div>', "devknow-docs")
+    return page(notices + "<hr>".join(items), "devknow-docs")
 
 
 def document_markdown(doc: Document, *, max_chars: int | None = None, raw: bool = False) -> str:
@@ -372,8 +374,10 @@ def document_markdown(doc: Document, *, max_chars: int | None = None, raw: bool 
 
 def documents_markdown(docs: Iterable[Document], *, max_chars: int | None = None, raw: bool = False) -> str:
     """Documents as safe Markdown, separated by rules."""
+    info = getattr(docs, "info", None)
+    notices = "".join(f"> {escape_markdown(notice)}\n\n" for notice in (info.notices if info else []))
     items = [document_markdown(doc, max_chars=max_chars, raw=raw) for doc in docs]
-    return "\n---\n\n".join(items) if items else "*No documents.*\n"
+    return notices + ("\n---\n\n".join(items) if items else "*No documents.*\n")
 
 
 def document_plain(doc: Document, *, max_chars: int = 2000) -> str:
@@ -390,10 +394,12 @@ def document_plain(doc: Document, *, max_chars: int = 2000) -> str:
 
 def documents_plain(docs: Documents | list[Document], *, max_chars: int = 2000) -> str:
     """Documents for a terminal, separated by rules."""
+    info = getattr(docs, "info", None)
+    notes = [f"Note: {_line(notice)}" for notice in (info.notices if info else [])]
     docs = list(docs)
     if not docs:
-        return "No documents."
-    head = [_plural(len(docs), "document")] if len(docs) > 1 else []
+        return "\n".join([*notes, "No documents."])
+    head = [*([_plural(len(docs), "document")] if len(docs) > 1 else []), *notes]
     rule = "\n\n" + "─" * 40 + "\n"
     body = rule.join(document_plain(doc, max_chars=max_chars) for doc in docs)
     return "\n".join([*head, body])
@@ -417,8 +423,13 @@ def _header_with_notices(head: str, info: ResultInfo) -> str:
     extra = info_summary(info)
     if extra:
         head += " · " + " · ".join(html.escape(part) for part in extra)
-    notices = "".join(f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in info.notices)
-    return f'<div class="devknow-header">{head}</div>{notices}'
+    return f'<div class="devknow-header">{head}</div>{notices_html(info)}'
+
+
+def notices_html(info: ResultInfo | None) -> str:
+    """One line per notice (e.g. "the local index answered"), as inner HTML; empty without notices."""
+    notices = info.notices if info is not None else []
+    return "".join(f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in notices)
 
 
 def answer_text_html(answer: Answer, *, max_chars: int | None = None) -> str:

@@ -25,7 +25,7 @@ from .settings import DisplayOptions
 if TYPE_CHECKING:
     from .actions import ResultActions
 
-__all__ = ["View", "register", "view_for"]
+__all__ = ["View", "register", "view_for", "widget_for"]
 
 _VIEWS: dict[type, View] = {}
 #: Characters of a passage in the JupyterLab panel's hit list (the page has the rest).
@@ -76,6 +76,16 @@ def view_for(obj: Any) -> View | None:
         if kind in _VIEWS:
             return _VIEWS[kind]
     return None
+
+
+def widget_for(obj: Any, *, options: DisplayOptions | None = None, actions: Any = None) -> Any:
+    """The live ipywidgets view of ``obj`` (None when its type has no view); its buttons act through
+    ``actions`` (a ResultActions or a client; None disables them)."""
+    from .actions import as_actions
+    from .settings import options as shared
+
+    view = view_for(obj)
+    return view.widget(obj, options=options or shared, actions=as_actions(actions)) if view is not None else None
 
 
 def _limit(options: DisplayOptions) -> int | None:

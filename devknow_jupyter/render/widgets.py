@@ -44,7 +44,6 @@ __all__ = [
     "HitView",
     "WidgetParts",
     "error_html",
-    "view_for",
 ]
 
 
@@ -416,7 +415,8 @@ class DocumentsView(_CheapRepr, widgets.VBox):
         extra = static.info_summary(info)
         if extra:
             head += " · " + " · ".join(html.escape(part) for part in extra)
-        self.header = _html(_root(f'<div class="devknow-header">{head}</div>', style=True))
+        header = f'<div class="devknow-header">{head}</div>{static.notices_html(info)}'
+        self.header = _html(_root(header, style=True))
         self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
         self.more_button = _button("Show more")
         self.more_button.on_click(_guard(self.show_more, self._report))
@@ -483,12 +483,3 @@ class AnswerView(_CheapRepr, widgets.VBox):
             self.children = tuple(rows)
 
         return place
-
-
-def view_for(obj: Any, *, options: DisplayOptions | None = None, actions: Any = None) -> widgets.Widget | None:
-    """The live view of a result object (from the views registry), or None when it has none; its buttons
-    act through ``actions``."""
-    from .views import view_for as registered
-
-    view = registered(obj)
-    return view.widget(obj, options=_options(options), actions=as_actions(actions)) if view is not None else None

@@ -98,7 +98,7 @@ def network_failure(exc: BaseException, *, endpoint: str, timeout: float) -> Tra
     name = type(exc).__name__
     if "Timeout" in name:
         if "Connect" in name:
-            return TransportError(f"Could not connect to {endpoint} within {timeout:g} s.")
+            return TransportError(f"Could not connect to {endpoint} within {timeout:g} s.", unreachable=True)
         return RequestTimeout(f"No reply from {endpoint} within {timeout:g} s.")
     text = str(exc)
     if "SSL" in name or "CERTIFICATE_VERIFY_FAILED" in text:
@@ -108,4 +108,4 @@ def network_failure(exc: BaseException, *, endpoint: str, timeout: float) -> Tra
         )
     if "Proxy" in name:
         return TransportError(f"The proxy would not connect us to {endpoint}; check HTTPS_PROXY and NO_PROXY.")
-    return TransportError(f"Could not connect to {endpoint} ({name}).")
+    return TransportError(f"Could not connect to {endpoint} ({name}).", unreachable=True)

@@ -645,7 +645,9 @@ class McpHttpBackend:
         if isinstance(exc, httpx.TimeoutException) and budget.remaining() <= 0.01:
             return budget.expired()  # the call's own deadline, whichever phase it cut short
         if isinstance(exc, httpx.ConnectTimeout):
-            return TransportError(f"Could not connect to {host} within {self.connect_timeout:g} s.{_proxy_note()}")
+            return TransportError(
+                f"Could not connect to {host} within {self.connect_timeout:g} s.{_proxy_note()}", unreachable=True
+            )
         if isinstance(exc, httpx.TimeoutException):
             return budget.expired()
         if isinstance(exc, httpx.ProxyError):
@@ -658,7 +660,7 @@ class McpHttpBackend:
                 "SSL_CERT_FILE to its certificate bundle (and HTTPS_PROXY to the proxy)."
             )
         if isinstance(exc, httpx.ConnectError):
-            return TransportError(f"Could not connect to {host} ({reason}).{_proxy_note()}")
+            return TransportError(f"Could not connect to {host} ({reason}).{_proxy_note()}", unreachable=True)
         return TransportError(f"The connection to {host} failed ({reason}).")
 
 

@@ -47,14 +47,17 @@ TEXT = [
 ]
 
 
-def _start(tmp_path: Path, *, disabled: tuple[str, ...] = ()) -> LabServer:
-    """JupyterLab serving a notebook that opens the explorer, with the labextensions ``disabled`` off."""
+def _start(tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] = CELLS) -> LabServer:
+    """JupyterLab serving a notebook of ``cells`` (one opens the explorer), with the labextensions ``disabled`` off.
+
+    The notebook is ``tmp_path/root/explorer.ipynb``.
+    """
     root = tmp_path / "root"
     root.mkdir()
     notebook = {
         "cells": [
             {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
-            for source in CELLS
+            for source in cells
         ]
         + [{"cell_type": "markdown", "metadata": {}, "source": BELOW}],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
@@ -123,8 +126,12 @@ def test_without_the_ipyevents_frontend_tab_and_enter_still_open_a_hit(lab_witho
 _NO_IPYEVENTS = "No version of module ipyevents is registered"
 
 
-def _in_browser(lab: LabServer, drive: Any, *, tolerated: str | None = None) -> list[str]:
-    """Open the notebook in headless Chromium, run ``drive(page, expect, expected)``, check the page's health.
+def _in_browser(
+    lab: LabServer, drive: Any, *, tolerated: str | None = None, width: int = 1280, prepare: Any = None
+) -> list[str]:
+    """Open the notebook in headless Chromium (a ``width`` px wide window), run ``prepare(page, expect,
+    expected, url)`` (default: run it and search QUERY), then ``drive(page, expect, expected)``; check the
+    page's health.
 
     Returns the widget errors in the console that contain ``tolerated`` (every other one fails the test).
     """
@@ -138,7 +145,7 @@ def _in_browser(lab: LabServer, drive: Any, *, tolerated: str | None = None) -> 
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": width, "height": 900})
         page = context.new_page()
         page.on("pageerror", lambda exc: page_errors.append(str(exc)))
         page.on(
@@ -152,7 +159,7 @@ def _in_browser(lab: LabServer, drive: Any, *, tolerated: str | None = None) -> 
             lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(req.url),
         )
         try:
-            _open_and_search(page, expect, expected, lab.url("lab/tree/explorer.ipynb"))
+            (prepare or _open_and_search)(page, expect, expected, lab.url("lab/tree/explorer.ipynb"))
             drive(page, expect, expected)
         except Exception:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -169,13 +176,18 @@ def _in_browser(lab: LabServer, drive: Any, *, tolerated: str | None = None) -> 
     return allowed
 
 
-def _open_and_search(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
-    """Run the notebook, type QUERY into the explorer's search box and press Enter: the hits show."""
+def run_notebook(page: Any, url: str) -> None:
+    """Open the notebook at ``url`` and run all its cells, until the kernel is idle again."""
     page.goto(url)
     page.wait_for_function("() => !!window.jupyterapp", timeout=LONG)
     page.wait_for_function(_KERNEL_IDLE, timeout=LONG)
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(_ALL_CELLS_RAN, timeout=3 * LONG, polling=250)
+
+
+def _open_and_search(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
+    """Run the notebook, type QUERY into the explorer's search box and press Enter: the hits show."""
+    run_notebook(page, url)
 
     app = page.locator(".jp-OutputArea-output .devknow-explorer")
     expect(app).to_be_visible(timeout=LONG)

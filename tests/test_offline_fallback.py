@@ -1,0 +1,177 @@
+"""The offline fallback: with a key, an unreachable service is answered by the local index, with a notice.
+
+"Unreachable" is made real on 127.0.0.1: a port that was bound and closed again (connection refused),
+and a listening socket whose backlog is full and that never accepts (the connect or the read times out).
+Errors that are the server's own answer (401/403, 429, unknown documents) come from the SDK test server
+and must not fall back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from collections.abc import Iterator
+
+import pytest
+from IPython.utils.capture import capture_output
+
+from devknow_jupyter import DevKnowClient
+from devknow_jupyter.cache import shared_cache
+from devknow_jupyter.cli import main
+from devknow_jupyter.errors import (
+    AuthenticationError,
+    DocumentNotFoundError,
+    QuotaExceededError,
+    TransportError,
+)
+from devknow_jupyter.fallback import FALLBACK_BACKEND
+
+KEY = "dk-fallback-SECRET-5e1c0b"
+CACHING = "documents/devknow-jupyter.dev/guide/caching"
+NOTICE = re.compile(r"The service could not be reached \(.+\), so the local index answered instead\.")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """A URL on a port that was free a moment ago: connecting is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture
+def silent_url() -> Iterator[str]:
+    """A port that listens but never accepts, its backlog already full: connecting or reading times out."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):  # take the backlog's places, so the client's connection is never completed
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    yield f"http://127.0.0.1:{port}/mcp"
+    for filler in fillers:
+        filler.close()
+    listener.close()
+
+
+def test_all_three_tools_answer_from_the_local_index(closed_port_url: str) -> None:
+    with DevKnowClient(closed_port_url, api_key=KEY) as client:
+        assert client.offline_fallback and client.status()["answered_by"] is None
+        hits = client.search_documents("clear the result cache")
+        assert CACHING in hits.names[:3]
+        assert hits.info.backend == "local" and hits.info.endpoint == "local"
+        assert len(hits.info.notices) == 1 and NOTICE.fullmatch(hits.info.notices[0])
+        assert "127.0.0.1" in hits.info.notices[0] and KEY not in hits.info.notices[0]
+        assert client.status()["answered_by"] == FALLBACK_BACKEND
+
+        docs = client.get_documents([CACHING])
+        assert docs[0].title == "Caching" and NOTICE.fullmatch(docs.info.notices[0])
+        assert docs.info.backend == "local"
+
+        answer = client.answer_query("How do I clear the cache?")
+        assert CACHING in answer.references and NOTICE.fullmatch(answer.info.notices[0])
+        assert answer.extractive
+
+        # Results that stand in for the service are not cached under its endpoint: when it is back,
+        # it answers.
+        assert len(shared_cache()) == 0
+        assert "offline fallback" in repr(client.status())
+
+
+def test_a_page_missing_locally_is_still_not_found(closed_port_url: str) -> None:
+    with DevKnowClient(closed_port_url, api_key=KEY) as client, pytest.raises(DocumentNotFoundError) as caught:
+        client.get_documents([CACHING, "documents/nowhere.example/page"])
+    error = caught.value
+    assert error.missing == ["documents/nowhere.example/page"]
+    assert "local index" in error.message and "could not be reached" in error.message
+    assert [doc.name for doc in error.documents] == [CACHING]
+    assert NOTICE.fullmatch(error.documents.info.notices[0])
+
+
+def test_a_connect_timeout_falls_back_too(silent_url: str) -> None:
+    with DevKnowClient(silent_url, api_key=KEY, timeout=0.5, connect_timeout=0.3) as client:
+        hits = client.search_documents("clear the result cache")
+    assert CACHING in hits.names[:3]
+    assert NOTICE.fullmatch(hits.info.notices[0])
+    assert re.search(r"within 0\.[35] s", hits.info.notices[0])  # the connect (or read) timeout said
+
+
+def test_no_fallback_without_a_key_or_when_turned_off(closed_port_url: str) -> None:
+    with DevKnowClient(closed_port_url) as client:  # not the live service's situation: say the error
+        assert not client.offline_fallback
+        with pytest.raises(TransportError):
+            client.search_documents("clear the result cache")
+    off = DevKnowClient(closed_port_url, api_key=KEY, offline_fallback=False)
+    with off, pytest.raises(TransportError):
+        off.answer_query("How do I clear the cache?")
+
+
+def test_the_servers_own_answers_never_fall_back(sdk_server_factory) -> None:
+    guarded = sdk_server_factory("--api-key", "the-right-key-0000", "--answer-quota", "0")
+    with DevKnowClient(guarded.url, api_key=KEY) as client, pytest.raises(AuthenticationError):
+        client.search_documents("clear the result cache")
+    with DevKnowClient(guarded.url, api_key="the-right-key-0000") as client:
+        with pytest.raises(QuotaExceededError):
+            client.answer_query("How do I clear the cache?")
+        with pytest.raises(DocumentNotFoundError) as caught:
+            client.get_documents([CACHING])  # in the local index, but the server said it does not know it
+        assert "local index" not in caught.value.message
+        assert client.status()["answered_by"] == "remote"
+
+
+def test_devsearch_in_ipython_shows_the_notice(ip, closed_port_url: str, monkeypatch) -> None:
+    monkeypatch.setenv("DEVKNOW_API_KEY", KEY)
+    ip.run_line_magic("config", f"DevKnowMagics.endpoint = {closed_port_url!r}")
+    for code in ("%devsearch clear the result cache", f"%devget {CACHING}", "%%devask\nHow do I clear the cache?"):
+        with capture_output() as captured:
+            result = ip.run_cell(code, store_history=True)
+        assert result.error_in_exec is None, code
+        shown = result.result if result.result is not None else ip.user_ns["_devask"]
+        bundle, _ = ip.display_formatter.format(shown)
+        for mime in ("text/plain", "text/html", "text/markdown"):  # every view says where the answer came from
+            if mime in bundle:
+                assert "could not be reached" in bundle[mime], (code, mime)
+        assert KEY not in captured.stdout + captured.stderr + json.dumps(bundle, default=str)
+    status = ip.run_line_magic("devknow", "")
+    assert re.search(r"answered by +local \(offline fallback\)", repr(status))
+    assert KEY not in repr(status)
+
+
+def test_devknow_search_and_status_on_the_command_line(closed_port_url: str, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("DEVKNOW_API_KEY", KEY)
+    assert main(["--endpoint", closed_port_url, "search", "clear", "the", "result", "cache"]) == 0
+    captured = capsys.readouterr()
+    assert "guide/caching" in captured.out
+    assert re.search(r"devknow: note: The service could not be reached .*local index", captured.err)
+    assert main(["--endpoint", closed_port_url, "--json", "ask", "How do I clear the cache?"]) == 0
+    captured = capsys.readouterr()
+    assert CACHING in json.loads(captured.out)["references"] and "could not be reached" in captured.err
+    assert main(["--endpoint", closed_port_url, "get", CACHING]) == 0
+    captured = capsys.readouterr()
+    assert "# Caching" in captured.out and "could not be reached" in captured.err
+    assert main(["--endpoint", closed_port_url, "get", CACHING, "documents/nowhere.example/page"]) == 1
+    captured = capsys.readouterr()
+    assert "# Caching" in captured.out
+    assert re.search(r"error: Unknown document in the local index \(the service could not be reached\)", captured.err)
+
+    assert main(["--endpoint", closed_port_url, "status"]) == 0
+    captured = capsys.readouterr()
+    assert re.search(r"answered by +local \(offline fallback\)", captured.out)
+    assert "local index" in captured.err and KEY not in captured.out + captured.err
+
+
+def test_a_site_filter_is_applied_by_the_local_index_when_it_stands_in(closed_port_url: str) -> None:
+    with DevKnowClient(closed_port_url, api_key=KEY) as client:
+        hits = client.search_documents("clear the result cache", source="https://devknow-jupyter.dev/guide")
+        none = client.search_documents("clear the result cache", source="adk.dev")
+    assert CACHING in hits.names and all(name.startswith("documents/devknow-jupyter.dev/guide/") for name in hits.names)
+    assert NOTICE.fullmatch(hits.info.notices[0]) and not any("Filtered here" in n for n in hits.info.notices)
+    assert len(none) == 0 and NOTICE.fullmatch(none.info.notices[0]) and len(none.info.notices) == 2
+    assert "adk.dev" in none.info.notices[1]  # the local index's own word on a site with no match
