@@ -37,19 +37,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from . import errors
 from ._version import __version__
-from .errors import (
-    AuthenticationError,
-    ConfigurationError,
-    DevKnowError,
-    DocumentNotFoundError,
-    LocalIndexError,
-    ProtocolError,
-    QuotaExceededError,
-    RequestTimeout,
-    ToolError,
-    TransportError,
-)
+from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
@@ -63,16 +53,16 @@ _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
 #: The exit status for each error class (the module docstring and the README list them); 2 is argparse's usage
 #: error and 130 an interrupt, as shells expect.
 EXIT_STATUS: dict[type[DevKnowError], int] = {
-    DevKnowError: 1,
-    ConfigurationError: 3,
-    AuthenticationError: 4,
-    QuotaExceededError: 5,
-    ToolError: 6,
-    DocumentNotFoundError: 7,
-    ProtocolError: 8,
-    TransportError: 9,
-    RequestTimeout: 10,
-    LocalIndexError: 11,
+    errors.DevKnowError: 1,
+    errors.ConfigurationError: 3,
+    errors.AuthenticationError: 4,
+    errors.QuotaExceededError: 5,
+    errors.ToolError: 6,
+    errors.DocumentNotFoundError: 7,
+    errors.ProtocolError: 8,
+    errors.TransportError: 9,
+    errors.RequestTimeout: 10,
+    errors.LocalIndexError: 11,
 }
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

@@ -43,3 +43,17 @@ def test_an_in_page_anchor_stays_in_the_page() -> None:
     usage = re.search(r'id="(dk-[^"]+-usage)"', html).group(1)
     link = re.search(r'<a [^>]*href="#' + re.escape(usage) + r'"[^>]*>usage below</a>', html)
     assert link and "_blank" not in link.group(0)
+
+
+def test_excerpts_start_at_a_sentence_that_says_something_not_a_bare_label() -> None:
+    from devknow_jupyter.models import DocumentChunk, SearchResults
+
+    hit = DocumentChunk(
+        "documents/docs.lantern.test/reference/relay", "1", "Returns:\n\nThe relay's address once it runs."
+    )
+    plain = display.mimebundle(SearchResults("relay address", [hit]), widgets=False)["text/plain"]
+    assert "The relay's address once it runs." in plain and "Returns:" not in plain
+    preview = display.mimebundle(SearchResults("relay address", [hit]), widgets=False, preview_chars=200)["text/html"]
+    assert "address once it runs" in preview and "Returns:" not in preview
+    alone = display.mimebundle(hit, widgets=False)["text/plain"]
+    assert alone.splitlines()[-1].strip() == "The relay's address once it runs."

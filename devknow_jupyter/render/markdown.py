@@ -550,8 +550,28 @@ _MD_MARKS = re.compile(r"(\*\*|__|`+|~~)")
 _HTML_TAG = re.compile(r"<[^>]{0,500}>")
 
 
+#: A line that only labels what follows ("Returns:", "Parameters:", "**Example:**"): no excerpt starts there.
+_BARE_LABEL = re.compile(r"^\W*(?:\w[\w ()`.-]{0,30}?)\W*:\W*$")
+
+
+def is_bare_label(line: str) -> bool:
+    """True for a line that only labels what follows (``Returns:``), which says nothing on its own."""
+    text = line.strip()
+    return bool(text) and len(text.split()) <= 4 and bool(_BARE_LABEL.match(text))
+
+
+def without_leading_labels(text: str) -> str:
+    """``text`` from its first line that says something: leading bare labels (``Returns:``) and blank lines go."""
+    lines = (text or "").splitlines()
+    start = 0
+    while start < len(lines) and (not lines[start].strip() or is_bare_label(lines[start])):
+        start += 1
+    return "\n".join(lines[start:]) if start < len(lines) else text
+
+
 def plain_excerpt(text: str, width: int = 100) -> str:
-    """The first line of prose in Markdown ``text`` (no headings, fences, markup), cut to ``width``."""
+    """The first line of prose in Markdown ``text`` (no headings, fences, markup, bare labels such as
+    ``Returns:``), cut to ``width``."""
     in_fence = False
     for raw_line in (text or "").splitlines():
         line = raw_line.strip()
@@ -562,6 +582,6 @@ def plain_excerpt(text: str, width: int = 100) -> str:
             continue
         line = _HTML_TAG.sub("", _MD_MARKS.sub("", _MD_LINK.sub(r"\1", line))).lstrip(">*-+ ").strip()
         line = " ".join(line.split())
-        if line:
+        if line and not is_bare_label(line):
             return line if len(line) <= width else line[: width - 1].rstrip() + "…"
     return ""
