@@ -1,7 +1,8 @@
 """``python -m bench``: run every benchmark on loopback and write bench/results/results.{json,md}.
 
 Options: ``--quick`` (few repetitions, for the smoke test), ``--skip-index`` (leave out the local
-index's own benches), ``--only latency,cache`` (a subset), ``--out DIR`` (another results folder).
+index's own benches), ``--only latency,cache`` (a subset; ``--only browser`` times the JupyterLab panel in
+Chromium), ``--out DIR`` (another results folder).
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     results["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     json_path, md_path = write_results(results, args.out)
     print(f"[bench] wrote {json_path} and {md_path} in {results['duration_s']:.0f} s", file=sys.stderr)
-    # "skipped" only happens for the index benches on a machine without ../shared/corpus.
+    # "skipped": the index benches without ../shared/corpus, the browser bench without Chromium.
     return 0 if all(entry["status"] in ("ok", "skipped") for entry in results["scenarios"].values()) else 1
 
 

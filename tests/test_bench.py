@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench.scenarios import SCENARIOS
+from tests.e2e.lab_server import find_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("DEVKNOW_CORPUS") or ROOT.parent / "shared" / "corpus")
@@ -43,6 +44,9 @@ def test_every_scenario_ran_with_numbers(quick_results: tuple[dict, str, subproc
     for key, scenario in results["scenarios"].items():
         if key == "index" and not CORPUS.is_dir():
             assert scenario["status"] == "skipped", scenario  # the index benches need ../shared/corpus
+            continue
+        if key == "browser" and find_chromium() is None:
+            assert scenario["status"] == "skipped", scenario  # the browser bench needs Chromium
             continue
         assert scenario["status"] == "ok", f"{key}: {scenario.get('reason')}\n{scenario.get('traceback', '')}"
         assert scenario["rows"], key

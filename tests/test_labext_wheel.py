@@ -46,6 +46,10 @@ def test_wheel_holds_the_bundle_schema_and_enable_file(wheel: Path) -> None:
     assert f"{share}/package.json" in names
     assert any(re.fullmatch(rf"{re.escape(share)}/static/remoteEntry\.[0-9a-f]+\.js", name) for name in names)
     assert f"{share}/schemas/{NPM_NAME}/plugin.json" in names
+    # The plugin that shows a saved devknow output's HTML twin when its widget model is gone.
+    bundle = zipfile.ZipFile(wheel)
+    assert any(b"devknow-jupyter:saved-results" in bundle.read(name) for name in names
+               if name.startswith(f"{share}/static/") and name.endswith(".js"))
     assert f"{data}/data/etc/jupyter/jupyter_server_config.d/devknow_jupyter.labext.json" in names
     assert "devknow_jupyter/labext/handlers.py" in names
     assert not [name for name in names if "node_modules" in name or name.startswith("labextension/")]

@@ -6,13 +6,14 @@ import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyte
 import { ICommandPalette, ISanitizer, MainAreaWidget } from '@jupyterlab/apputils';
 import { CodeEditor } from '@jupyterlab/codeeditor';
 import { IEditorTracker } from '@jupyterlab/fileeditor';
-import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { IDocument } from './api';
 import { DocsPage, DocsPanel } from './panel';
 import { IRenderActions } from './render';
+import { keepResultsReadable } from './saved';
 import { editorText, pageSelection } from './selection';
 
 const PLUGIN_ID = 'devknow-jupyter:plugin';
@@ -194,4 +195,17 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+/** Saved notebooks keep their results: devknow outputs whose widget model is gone show their HTML twin. */
+const savedResults: JupyterFrontEndPlugin<void> = {
+  id: 'devknow-jupyter:saved-results',
+  description: 'Show the HTML twin of devknow outputs whose widget model is not in the page (no or a new kernel).',
+  autoStart: true,
+  activate: (app: JupyterFrontEnd) => {
+    // A widget extension runs as each notebook panel is made, before its outputs render.
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: (panel: NotebookPanel) => keepResultsReadable(panel.content.rendermime, panel.sessionContext)
+    });
+  }
+};
+
+export default [plugin, savedResults];

@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.lab_server import LabServer, start_lab
-from tests.e2e.test_lab import _ALL_CELLS_RAN, _CONTRAST, _KERNEL_IDLE, ARTIFACTS, LAUNCH_ARGS, LONG, _chromium
+from tests.e2e import lab_server as e2e
+from tests.e2e.lab_server import ARTIFACTS, LONG, LabServer
+from tests.e2e.test_lab import _CONTRAST
 
 pytestmark = pytest.mark.e2e
 
@@ -65,16 +66,14 @@ def _start(tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] =
         "nbformat_minor": 5,
     }
     (root / "explorer.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-    env = dict(os.environ)
-    # No internet for the kernel either: any HTTP(S) attempt goes to a closed loopback port.
-    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost")
+    env = {**os.environ, **e2e.OFFLINE_ENV}
     state = tmp_path / "state"
     if disabled:
         # What `jupyter labextension disable` writes, in the server's own (temporary) config folder.
         labconfig = state / "config" / "labconfig"
         labconfig.mkdir(parents=True)
         (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": dict.fromkeys(disabled, True)}))
-    return start_lab(root, state, env=env)
+    return e2e.start_lab(root, state, env=env)
 
 
 @pytest.fixture
@@ -135,54 +134,25 @@ def _in_browser(
 
     Returns the widget errors in the console that contain ``tolerated`` (every other one fails the test).
     """
-    executable = _chromium()
-    from playwright.sync_api import expect, sync_playwright
-
     expected = _expected()
-    page_errors: list[str] = []
-    widget_errors: list[str] = []
-    outside: list[str] = []
+    with e2e.browser_page(f"explorer-{drive.__name__.strip('_')}", width=width) as (page, log):
+        from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": width, "height": 900})
-        page = context.new_page()
-        page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-        page.on(
-            "console",
-            lambda msg: widget_errors.append(msg.text)
-            if msg.type == "error" and "widget" in msg.text.lower()
-            else None,
-        )
-        page.on(
-            "request",
-            lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(req.url),
-        )
-        try:
-            (prepare or _open_and_search)(page, expect, expected, lab.url("lab/tree/explorer.ipynb"))
-            drive(page, expect, expected)
-        except Exception:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / f"explorer-failure-{drive.__name__.strip('_')}.png"))
-            raise
-        finally:
-            context.close()
-            browser.close()
+        (prepare or _open_and_search)(page, expect, expected, lab.url("lab/tree/explorer.ipynb"))
+        drive(page, expect, expected)
 
-    assert page_errors == []
+    assert log.page_errors == []
+    widget_errors = [text for text in log.errors() if "widget" in text.lower()]
     allowed = [text for text in widget_errors if tolerated and tolerated in text]
     assert [text for text in widget_errors if text not in allowed] == []
-    assert outside == [], "the page went online"
+    assert log.outside == [], "the page went online"
     return allowed
 
 
 def run_notebook(page: Any, url: str) -> None:
     """Open the notebook at ``url`` and run all its cells, until the kernel is idle again."""
-    page.goto(url)
-    page.wait_for_function("() => !!window.jupyterapp", timeout=LONG)
-    page.wait_for_function(_KERNEL_IDLE, timeout=LONG)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(_ALL_CELLS_RAN, timeout=3 * LONG, polling=250)
+    e2e.open_notebook(page, url)
+    e2e.run_all(page)
 
 
 def _open_and_search(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:

@@ -23,38 +23,23 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from tests.e2e.lab_server import LabServer, start_lab
+from tests.e2e.lab_server import (
+    ARTIFACTS,
+    LONG,
+    OFFLINE_ENV,
+    LabServer,
+    browser_page,
+    open_notebook,
+    run_all,
+    start_lab,
+)
 
 pytestmark = pytest.mark.e2e
 
-ARTIFACTS = ROOT / "test-artifacts" / "e2e"
 NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
 SEARCH_CELL = "%devsearch -n 5 create an API key"
 ASK_CELL = "%%devask"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",  # Docker's /dev/shm is 64 MB; Debian's wrapper check for it is unreliable
-]
-LONG = 60_000  # ms: kernel start, first search (builds the offline index), widget rendering
 
-# Page-side helpers, evaluated in the browser.
-_KERNEL_IDLE = """() => {
-  const w = window.jupyterapp?.shell.currentWidget;
-  return w?.sessionContext?.session?.kernel?.status === 'idle';
-}"""
-_ALL_CELLS_RAN = """() => {
-  const w = window.jupyterapp.shell.currentWidget;
-  const cells = w?.content?.widgets ?? [];
-  const code = cells.filter(c => c.model.type === 'code');
-  return code.length > 0 && code.every(c => c.model.executionCount !== null)
-    && w.sessionContext.session.kernel.status === 'idle';
-}"""
 _ERROR_OUTPUTS = """() => {
   const w = window.jupyterapp.shell.currentWidget;
   const found = [];
@@ -103,26 +88,13 @@ _TEXT_SELECTORS = [
 ]
 
 
-def _chromium() -> str:
-    path = os.environ.get("DEVKNOW_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if path:
-        return path
-    reason = "Chromium is not installed (Debian: apt-get install chromium, or `make browser`)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason}; the browser test must run in CI")
-    pytest.skip(reason)
-
-
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[LabServer]:
     """JupyterLab serving a temporary folder that holds a copy of the quickstart notebook."""
     root = tmp_path / "root"
     root.mkdir()
     shutil.copyfile(NOTEBOOK, root / "quickstart.ipynb")
-    env = dict(os.environ)
-    # No internet for the kernel either: any HTTP(S) attempt goes to a closed loopback port.
-    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost")
-    server = start_lab(root, tmp_path / "state", env=env)
+    server = start_lab(root, tmp_path / "state", env={**os.environ, **OFFLINE_ENV})
     try:
         yield server
     finally:
@@ -161,50 +133,19 @@ def _shot(page: Any, name: str, top: Any) -> None:
 
 
 def test_quickstart_in_jupyterlab(lab: LabServer) -> None:
-    executable = _chromium()
-    from playwright.sync_api import expect, sync_playwright
-
     expected = _expected()
-    console: list[dict[str, str]] = []
-    page_errors: list[str] = []
-    outside: list[str] = []
+    with browser_page("quickstart") as (page, log):
+        from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.on("console", lambda msg: console.append({"type": msg.type, "text": msg.text}))
-        page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-        page.on(
-            "request",
-            lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(req.url),
-        )
-        try:
-            _drive(page, expect, expected, lab.url("lab/tree/quickstart.ipynb"))
-        except Exception:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "failure.png"))
-            raise
-        finally:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            (ARTIFACTS / "console.json").write_text(
-                json.dumps({"console": console, "page_errors": page_errors, "outside": outside}, indent=2)
-            )
-            context.close()
-            browser.close()
-
-    errors = [entry["text"] for entry in console if entry["type"] == "error"]
-    assert not [text for text in errors if "widget" in text.lower()], errors
-    assert page_errors == []
-    assert outside == [], "the page went online"
+        _drive(page, expect, expected, lab.url("lab/tree/quickstart.ipynb"))
+    assert not [text for text in log.errors() if "widget" in text.lower()], log.errors()
+    assert log.page_errors == []
+    assert log.outside == [], "the page went online"
 
 
 def _drive(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
-    page.goto(url)
-    page.wait_for_function("() => !!window.jupyterapp", timeout=LONG)
-    page.wait_for_function(_KERNEL_IDLE, timeout=LONG)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(_ALL_CELLS_RAN, timeout=3 * LONG, polling=250)
+    open_notebook(page, url)
+    run_all(page)
     assert page.evaluate(_ERROR_OUTPUTS) == []
     expect(page.get_by_text("Error displaying widget")).to_have_count(0)
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,28 +22,16 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.e2e.lab_server import LabServer, start_lab
-from tests.e2e.test_lab import LAUNCH_ARGS, LONG, _chromium
+from tests.conftest import RunningServer, start_sdk_server
+from tests.e2e.lab_server import ARTIFACTS, LONG, OFFLINE_ENV, LabServer, browser_page, enable_devknow, start_lab
 
 pytestmark = pytest.mark.e2e
 
-ARTIFACTS = ROOT / "test-artifacts" / "e2e"
-NPM_NAME = "devknow-jupyter"
-ENABLE_FILE = ROOT / "labextension" / "jupyter-config" / "server" / "devknow_jupyter.labext.json"
 QUERY = "restrict an API key"
 QUESTION = "How do I restrict an API key?"
 WORD = "quotas"  # alone on the first line of the notebook's cell, so a double click selects it
 PANEL = "#devknow-docs"
-
-
-def _bundle() -> Path | None:
-    """The built extension: in this environment's share dir, else in the checkout."""
-    for folder in (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / NPM_NAME, ROOT / "devknow_jupyter"
-                   / "labextension"):
-        if (folder / "package.json").is_file() and (folder / "static").is_dir():
-            return folder
-    return None
+KEY = "AIzaSyBrowserQuotaKey0123456789abcdefgh"  # what the SDK test server wants; never shown in the page
 
 
 def _notebook() -> dict[str, Any]:
@@ -57,25 +43,68 @@ def _notebook() -> dict[str, Any]:
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[LabServer]:
     """JupyterLab with our server extension enabled and the panel's bundle available, serving one notebook."""
-    bundle = _bundle()
-    if bundle is None:
-        pytest.fail("The JupyterLab extension is not built: `pip install -e .` builds it (make test does).")
     state, root = tmp_path / "state", tmp_path / "root"
     root.mkdir()
     (root / "notes.ipynb").write_text(json.dumps(_notebook()))
-    enable = state / "config" / "jupyter_server_config.d"
-    enable.mkdir(parents=True)
-    shutil.copy(ENABLE_FILE, enable / ENABLE_FILE.name)
-    if not str(bundle).startswith(sys.prefix):
-        (state / "data" / "labextensions").mkdir(parents=True)
-        (state / "data" / "labextensions" / NPM_NAME).symlink_to(bundle, target_is_directory=True)
-    env = dict(os.environ)
-    env.update(HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9", NO_PROXY="127.0.0.1,localhost")
-    server = start_lab(root, state, env=env)
+    enable_devknow(state)
+    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
     try:
         yield server
     finally:
         assert server.shutdown() is not None, "JupyterLab did not stop"
+
+
+@pytest.fixture
+def quota_lab(tmp_path: Path) -> Iterator[tuple[LabServer, RunningServer]]:
+    """JupyterLab whose server extension talks to the SDK test server with a key and no answer quota left."""
+    (tmp_path / "sdk").mkdir()
+    mcp = start_sdk_server(tmp_path / "sdk", "--api-key", KEY, "--answer-quota", "0")
+    state, root = tmp_path / "state", tmp_path / "root"
+    root.mkdir()
+    (root / "notes.ipynb").write_text(json.dumps(_notebook()))
+    enable_devknow(state)
+    try:
+        server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV}, service={"DEVKNOW_API_KEY": KEY},
+                           extra_args=(f"--DevKnowServer.endpoint={mcp.url}",))
+        try:
+            yield server, mcp
+        finally:
+            assert server.shutdown() is not None, "JupyterLab did not stop"
+    finally:
+        mcp.stop()
+
+
+def test_ask_box_falls_back_to_search_when_the_answer_quota_is_used_up(
+    quota_lab: tuple[LabServer, RunningServer],
+) -> None:
+    from playwright.sync_api import expect
+
+    from devknow_jupyter.client import QUOTA_FALLBACK_NOTICE
+
+    lab, mcp = quota_lab
+    with browser_page("sidebar-quota") as (page, log):
+        page.goto(lab.url("lab/tree/notes.ipynb"))
+        page.wait_for_function("() => window.jupyterapp?.commands.hasCommand('devknow:open')", timeout=LONG)
+        page.evaluate("() => window.jupyterapp.restored")  # the layout is restored before the panel is placed
+        page.evaluate("window.jupyterapp.commands.execute('devknow:open')")
+        panel = page.locator(PANEL)
+        expect(panel).to_be_visible(timeout=LONG)
+        expect(panel.locator(".jp-DevKnow-status")).to_contain_text(mcp.url.split("//", 1)[1], timeout=LONG)
+        question = panel.locator(".jp-DevKnow-question")
+        question.fill("How do I create a bucket?")
+        question.press("Enter")
+        hits = panel.locator(".jp-DevKnow-hit")
+        expect(hits.first).to_be_visible(timeout=LONG)
+        notice = panel.locator(".devknow-notice", has_text=QUOTA_FALLBACK_NOTICE)
+        expect(notice).to_have_count(1, timeout=LONG)
+        assert "\n" not in notice.inner_text().strip(), "the notice takes more than one line"
+        expect(panel.locator(".jp-DevKnow-answer")).to_have_count(0)
+        expect(panel.locator(".jp-DevKnow-error")).to_have_text("")
+        _shot(page, "sidebar-06-quota-light")
+        assert KEY not in page.content()
+    assert mcp.calls("answer_query") and mcp.calls("search_documents"), "the panel did not ask the service"
+    assert log.errors() == [] and log.page_errors == []
+    assert log.outside == [], "the page went online"
 
 
 def _code_page() -> tuple[str, str, str]:
@@ -93,45 +122,18 @@ def _code_page() -> tuple[str, str, str]:
 
 
 def test_sidebar_in_jupyterlab(lab: LabServer) -> None:
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
     code_page = _code_page()
-    console: list[dict[str, str]] = []
-    page_errors: list[str] = []
-    outside: list[str] = []
     timings: dict[str, float] = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.base)
-        page = context.new_page()
-        page.on("console", lambda msg: console.append({"type": msg.type, "text": msg.text}))
-        page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-        page.on(
-            "request",
-            lambda req: None if req.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(req.url),
-        )
-        try:
+    try:
+        with browser_page("sidebar", width=1400, clipboard_origin=lab.base) as (page, log):
             _drive(page, lab.url("lab/tree/notes.ipynb"), code_page, timings)
-        except Exception:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "sidebar-failure.png"))
-            raise
-        finally:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            (ARTIFACTS / "sidebar-console.json").write_text(
-                json.dumps({"console": console, "page_errors": page_errors, "outside": outside}, indent=2)
-            )
-            (ARTIFACTS / "sidebar-timings.json").write_text(json.dumps(timings, indent=2))
-            context.close()
-            browser.close()
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / "sidebar-timings.json").write_text(json.dumps(timings, indent=2))
     # JupyterLab's own debugger logs this when a notebook closes while its kernel starts; not ours.
-    errors = [entry["text"] for entry in console if entry["type"] == "error" and not
-              entry["text"].startswith("Could not restore the debugger state")]
-    assert errors == [], errors
-    assert page_errors == []
-    assert outside == [], "the page went online"
+    assert log.errors("Could not restore the debugger state") == []
+    assert log.page_errors == []
+    assert log.outside == [], "the page went online"
 
 
 def _drive(page: Any, url: str, code_page: tuple[str, str, str], timings: dict[str, float]) -> None:
