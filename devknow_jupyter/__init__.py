@@ -26,18 +26,38 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .client import DevKnowClient
-    from .errors import DevKnowError
+    from .errors import (
+        AuthenticationError,
+        ConfigurationError,
+        DevKnowError,
+        DocumentNotFoundError,
+        LocalIndexError,
+        ProtocolError,
+        QuotaExceededError,
+        RequestTimeout,
+        ToolError,
+        TransportError,
+    )
     from .explorer import explore
     from .models import Answer, Document, DocumentChunk, Documents, SearchResults
 
 __all__ = [
     "Answer",
+    "AuthenticationError",
+    "ConfigurationError",
     "DevKnowClient",
     "DevKnowError",
     "Document",
     "DocumentChunk",
+    "DocumentNotFoundError",
     "Documents",
+    "LocalIndexError",
+    "ProtocolError",
+    "QuotaExceededError",
+    "RequestTimeout",
     "SearchResults",
+    "ToolError",
+    "TransportError",
     "__version__",
     "explore",
     "load_ipython_extension",
@@ -46,7 +66,16 @@ __all__ = [
 
 _LAZY = {
     "DevKnowClient": ".client",
+    "AuthenticationError": ".errors",
+    "ConfigurationError": ".errors",
     "DevKnowError": ".errors",
+    "DocumentNotFoundError": ".errors",
+    "LocalIndexError": ".errors",
+    "ProtocolError": ".errors",
+    "QuotaExceededError": ".errors",
+    "RequestTimeout": ".errors",
+    "ToolError": ".errors",
+    "TransportError": ".errors",
     "Answer": ".models",
     "Document": ".models",
     "DocumentChunk": ".models",
@@ -67,6 +96,14 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+def _display_bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """The mimebundle of a result (models' ``_repr_mimebundle_`` comes here): the package, above every layer,
+    plugs the display layer into the plain data, so models.py imports no renderer."""
+    from .display import mimebundle
+
+    return mimebundle(obj, include=include, exclude=exclude)
 
 
 def load_ipython_extension(ipython: Any) -> None:

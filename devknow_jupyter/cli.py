@@ -12,8 +12,17 @@
 
 Global options (before or after the subcommand): ``--endpoint URL|local``, ``--json`` (the service's
 JSON shapes, for scripts) and ``--timeout SECONDS``. A thin front end over
-:class:`~devknow_jupyter.DevKnowClient` and the local index: expected errors end in one line on
-stderr (``devknow: error: ...``) and exit status 1; wrong usage exits with 2. Keys are never printed.
+:class:`~devknow_jupyter.DevKnowClient` and the local index: an expected error ends in one line on
+stderr (``devknow: error: ...``), then its hint (``devknow: hint: ...``), and one exit status per
+error class (the most specific one applies)::
+
+    0  success                     5  QuotaExceededError       9  TransportError
+    1  any other DevKnowError      6  ToolError               10  RequestTimeout
+    2  wrong usage (argparse)      7  DocumentNotFoundError  130  interrupted (Ctrl-C)
+    3  ConfigurationError          8  ProtocolError          11  LocalIndexError
+    4  AuthenticationError
+
+Keys are never printed.
 Text from documents and servers is printed with its control characters visibly escaped
 (:mod:`devknow_jupyter.terminal`); ``--json`` keeps the data exact.
 """
@@ -25,12 +34,12 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
+from . import errors
 from ._version import __version__
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
-from .models import SearchResults
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
@@ -39,6 +48,29 @@ PROG = "devknow"
 SERVER_EXTRA_HINT = "pip install 'devknow-jupyter[server]'"
 # The packages `devknow serve` needs; a missing one means the optional extra is not installed.
 _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
+
+
+#: The exit status for each error class (the module docstring and the README list them); 2 is argparse's usage
+#: error and 130 an interrupt, as shells expect.
+EXIT_STATUS: dict[type[DevKnowError], int] = {
+    errors.DevKnowError: 1,
+    errors.ConfigurationError: 3,
+    errors.AuthenticationError: 4,
+    errors.QuotaExceededError: 5,
+    errors.ToolError: 6,
+    errors.DocumentNotFoundError: 7,
+    errors.ProtocolError: 8,
+    errors.TransportError: 9,
+    errors.RequestTimeout: 10,
+    errors.LocalIndexError: 11,
+}
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def exit_status(error: DevKnowError) -> int:
+    """The exit status for ``error``: that of its most specific class in :data:`EXIT_STATUS`."""
+    return next(EXIT_STATUS[kind] for kind in type(error).__mro__ if kind in EXIT_STATUS)
 
 
 # -- argument parsing -------------------------------------------------------------------------------
@@ -204,12 +236,14 @@ def _pack_parser(pack: argparse.ArgumentParser) -> None:
 # -- output -----------------------------------------------------------------------------------------
 
 
-def _emit(result: Any, args: argparse.Namespace, out: TextIO, printer: Callable[[Any, TextIO], Any]) -> None:
-    """The service's JSON shape with ``--json``, else the human-readable form (controls escaped)."""
+def _emit(result: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """The service's JSON shape with ``--json``, else the result's view's CLI text (controls escaped)."""
     if args.json:
         _print_json(result.to_dict(), out)
     else:
-        printer(result, TerminalWriter(out))
+        from .render.views import view_for
+
+        TerminalWriter(out).write(view_for(result).cli(result))
 
 
 def _print_json(data: Any, out: TextIO) -> None:
@@ -227,43 +261,6 @@ def _note(lines: Sequence[str]) -> None:
         print(f"{PROG}: note: {_one_line(line)}", file=sys.stderr)
 
 
-def _indent(text: str, prefix: str = "   ") -> str:
-    return "\n".join(prefix + line if line.strip() else "" for line in text.strip().splitlines())
-
-
-def _passage(content: str, title: str) -> str:
-    # A passage often starts with its own heading path, which is the title already shown above it.
-    first, _, rest = content.strip().partition("\n")
-    if first.lstrip("#").strip().strip("*_`") == title:
-        return rest.strip()
-    return content.strip()
-
-
-def _print_hits(results: Any, out: TextIO) -> None:
-    if not len(results):
-        out.write(f"No results for {results.query!r}.\n")
-        return
-    for number, hit in enumerate(results, 1):
-        title, uri, parent = (_one_line(text) for text in (hit.title, hit.uri, hit.parent))
-        out.write(f"{number}. {title}\n   {uri}\n   {parent}\n")
-        passage = _passage(hit.content, hit.title)
-        out.write(f"\n{_indent(passage)}\n\n" if passage else "\n")
-
-
-def _print_documents(documents: Any, out: TextIO) -> None:
-    for number, doc in enumerate(documents):
-        if number:
-            out.write("\n---\n\n")
-        out.write(f"<!-- {_one_line(doc.name)} | {_one_line(doc.uri)} -->\n")
-        out.write(doc.content.rstrip() + "\n")
-
-
-def _print_answer(answer: Any, out: TextIO) -> None:
-    from .render.citations import cited_plain  # [1], [2] after cited segments, as in the list below
-
-    out.write(dataclasses.replace(answer, answer_text=cited_plain(answer)).to_markdown())
-
-
 # -- subcommands ------------------------------------------------------------------------------------
 
 
@@ -277,7 +274,7 @@ def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
     _note(results.info.notices)
-    _emit(results, args, out, _print_hits)
+    _emit(results, args, out)
     return 0
 
 
@@ -289,10 +286,10 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
             # Show what was found, then fail: nothing fetched is lost, and scripts still see the error.
             if exc.documents:
                 _note(exc.documents.info.notices)
-                _emit(exc.documents, args, out, _print_documents)
+                _emit(exc.documents, args, out)
             raise
     _note(documents.info.notices)  # e.g. the local index answered because the service was unreachable
-    _emit(documents, args, out, _print_documents)
+    _emit(documents, args, out)
     return 0
 
 
@@ -300,10 +297,7 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
         result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
     _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
-    if isinstance(result, SearchResults):  # the answer quota is used up: search results stand in
-        _emit(result, args, out, _print_hits)
-    else:
-        _emit(result, args, out, _print_answer)
+    _emit(result, args, out)  # an answer, or search results standing in when the answer quota is used up
     return 0
 
 
@@ -479,10 +473,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)
-        return 1
+        if exc.hint:
+            print(f"{PROG}: hint: {_one_line(exc.hint)}", file=sys.stderr)
+        return exit_status(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # `devknow get ... | head`: the reader left; don't let Python complain at exit either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -358,7 +358,7 @@ class DevKnowClient:
             since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``); REST only,
                 other servers say in a notice that they could not apply it.
             page_size: How many hits (REST: up to 100 a page; elsewhere the hits are cut here).
-            page_token: A page after the first: ``results.next_page_token`` (or use ``results.next_page()``).
+            page_token: A page after the first: ``results.next_page_token`` (or use ``client.next_page(results)``).
             refresh: Ask the server even when the answer is cached.
         """
         query = self._check_query(query)
@@ -389,7 +389,6 @@ class DevKnowClient:
             chunks = chunks[:page_size]
         info = self._info(started, from_cache, notices, local=local)
         out = SearchResults(query, chunks, info, next_page_token=token)
-        out._client = self
         out._request = {"source": sources or None, "since": since, "page_size": page_size}
         return out
 
@@ -428,7 +427,9 @@ class DevKnowClient:
             from .rest import MAX_PAGE_SIZE
 
             if page_size > MAX_PAGE_SIZE:
-                notices.append(f"The service returns at most {MAX_PAGE_SIZE} hits a page; use next_page() for more.")
+                notices.append(
+                    f"The service returns at most {MAX_PAGE_SIZE} hits a page; use client.next_page(results) for more."
+                )
             arguments["page_size"] = min(int(page_size), MAX_PAGE_SIZE)
         if page_token:
             if "page_token" not in accepts:
@@ -437,6 +438,14 @@ class DevKnowClient:
                 )
             arguments["page_token"] = page_token
         return arguments, filter_here, notices
+
+    def next_page(self, results: SearchResults, *, refresh: bool = False) -> SearchResults:
+        """The page of hits after ``results``, searched with the same query and filters (a new request)."""
+        if not results.next_page_token:
+            raise ConfigurationError("There is no next page: the server sent all the hits it has for this search.")
+        return self.search_documents(
+            results.query, page_token=results.next_page_token, refresh=refresh, **results.request
+        )
 
     def get_documents(self, names: Any, *, refresh: bool = False) -> Documents:
         """Fetch whole documents (Markdown) by name, page URL, hit or search results, in request order.
@@ -469,11 +478,8 @@ class DevKnowClient:
         if fetched:
             self._keep_offline(fetched.values())
         docs = [found[name] for name in wanted if name in found]
-        for doc in docs:
-            object.__setattr__(doc, "_client", self)
         notices = [fallback_notice(unreachable)] if unreachable is not None else []
         result = Documents(docs, self._info(started, not lacking, notices, local=unreachable is not None))
-        result._client = self
         missing = [name for name in wanted if name not in found]
         if missing:
             reason = "the service could not be reached" if unreachable is not None else None
@@ -500,7 +506,6 @@ class DevKnowClient:
             notices.append(fallback_notice(exc))
         answer = Answer.from_dict(data, query=query)
         answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=bool(notices))
-        answer._client = self
         return answer
 
     def ask(self, query: str, *, fallback: bool = True, refresh: bool = False) -> Answer | SearchResults:
@@ -674,13 +679,13 @@ class DevKnowClient:
         except DocumentNotFoundError as exc:  # the backend told the unknown names apart already (REST)
             data = (exc.documents or Documents()).to_dict()
         except ToolError as exc:
-            if len(names) > 1 and _looks_not_found(exc):
+            if not exc.not_found:  # decided where the reply was read (transport, local or REST backend)
+                raise
+            if len(names) > 1:
                 # The server failed the whole batch for an unknown name: split to keep the known ones.
                 middle = len(names) // 2
                 return {**self._fetch_batch(names[:middle]), **self._fetch_batch(names[middle:])}
-            if _looks_not_found(exc):
-                return {}
-            raise
+            return {}
         docs = [Document.from_dict(item) for item in data.get("documents") or []]
         by_name = {doc.name: doc for doc in docs}
         if len(docs) == len(names) and not set(names) <= set(by_name):
@@ -785,7 +790,3 @@ def _looks_like_missing_tool(exc: ToolError) -> bool:
     unknown = "unknown tool" in text or "no such tool" in text or ("tool" in text and "not found" in text)
     return not isinstance(exc, DocumentNotFoundError) and (exc.code in (-32601, -32602) or unknown)
 
-
-def _looks_not_found(exc: ToolError) -> bool:
-    text = exc.message.upper()
-    return "NOT_FOUND" in text or "NOT FOUND" in text or "UNKNOWN DOCUMENT" in text or exc.code == 404

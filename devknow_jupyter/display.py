@@ -12,7 +12,8 @@ Every result object (:class:`~devknow_jupyter.models.SearchResults`, ``DocumentC
 
 Nothing here calls the network: documents are fetched only when an Open button is clicked.
 
-Settings live in the module-level :data:`options` (a :class:`DisplayOptions`)::
+Settings live in :data:`options` (a :class:`DisplayOptions`; the very object
+:mod:`devknow_jupyter.render.settings` holds, which the renderer reads and ``%config DevKnowMagics.*`` writes)::
 
     from devknow_jupyter import display
     display.options.widgets = False      # static HTML/Markdown only (consoles, exports, --no-widgets)
@@ -27,15 +28,16 @@ Settings live in the module-level :data:`options` (a :class:`DisplayOptions`)::
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import html
 import importlib.util
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
+
+# The settings live below the renderer (render/settings.py); display.options IS that one object.
+from .render.settings import DisplayOptions, options, using
 
 __all__ = [
     "WIDGET_MIME",
@@ -53,69 +55,6 @@ __all__ = [
 #: The MIME type of a live ipywidgets view.
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 _MESSAGE_KINDS = ("info", "warning", "error")
-
-
-@dataclass
-class DisplayOptions:
-    """Settings for how results display; change the shared :data:`options` or use :func:`using`.
-
-    Attributes:
-        widgets: Show live widgets (Open buttons, paging) beside the static HTML. False gives static
-            HTML/Markdown/plain text only (``--no-widgets``, consoles, exported notebooks).
-        widgets_outside_kernel: Build widgets even when no Jupyter kernel is running (tests, custom hosts).
-            By default widgets are only built inside a kernel, since nothing else can show them.
-        page_size: Hits (and documents) shown at first; a "Show more" button adds this many more.
-        max_chars: Render at most about this many characters of a document (cut at a paragraph), with a
-            "truncated, N of M characters" note and, in the widget, a "Show all" button. 0 or None: no limit.
-        preview_chars: Characters of each passage shown in a hit list (cut at a block boundary, fading out;
-            the whole page is one Open away). 0: whole passages.
-        plain_chars: Characters of a document or answer shown in ``text/plain`` (terminals).
-        toc_min_headings: Documents with at least this many headings get a table of contents (0: never).
-        raw: Show documents' Markdown source instead of rendering it.
-    """
-
-    widgets: bool = True
-    widgets_outside_kernel: bool = False
-    page_size: int = 10
-    max_chars: int | None = 100_000
-    preview_chars: int = 600
-    plain_chars: int = 2_000
-    toc_min_headings: int = 4
-    raw: bool = False
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # Check values as they are set, so a typo fails where it is made, not at the next display.
-        if name in ("widgets", "widgets_outside_kernel", "raw"):
-            value = bool(value)
-        elif name == "page_size":
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"page_size must be a positive integer, not {value!r}")
-        elif name == "max_chars":
-            if value is not None and (not isinstance(value, int) or value < 0):
-                raise ValueError(f"max_chars must be 0/None (no limit) or a positive integer, not {value!r}")
-        elif name in ("plain_chars", "toc_min_headings", "preview_chars"):
-            if not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
-        elif name not in {f.name for f in dataclasses.fields(self)}:
-            raise AttributeError(f"DisplayOptions has no option {name!r}")
-        super().__setattr__(name, value)
-
-
-#: The settings every result display uses.
-options = DisplayOptions()
-
-
-@contextlib.contextmanager
-def using(**changes: Any) -> Iterator[DisplayOptions]:
-    """Change :data:`options` for the duration of a ``with`` block, e.g. ``using(widgets=False)``."""
-    saved = dataclasses.asdict(options)
-    try:
-        for name, value in changes.items():
-            setattr(options, name, value)
-        yield options
-    finally:
-        for name, value in saved.items():
-            setattr(options, name, value)
 
 
 class MimeBundle(dict):
@@ -136,13 +75,17 @@ class MimeBundle(dict):
 # -- result objects -----------------------------------------------------------------------------------
 
 
-def mimebundle(obj: Any, include: Any = None, exclude: Any = None, **overrides: Any) -> dict[str, Any]:
+def mimebundle(
+    obj: Any, include: Any = None, exclude: Any = None, *, actions: Any = None, **overrides: Any
+) -> dict[str, Any]:
     """The mimebundle of a result object (what its ``_repr_mimebundle_`` returns).
 
     Args:
         obj: A SearchResults, DocumentChunk, Document, Documents or Answer.
         include: MIME types to produce (IPython's argument); None for all.
         exclude: MIME types to leave out.
+        actions: What the widget's buttons act through (a ResultActions or a client); by default the kernel's
+            shared client (:func:`devknow_jupyter.session.default_actions`).
         **overrides: :class:`DisplayOptions` fields to use for this call only, e.g. ``widgets=False``.
     """
     opts = dataclasses.replace(options, **overrides) if overrides else options
@@ -155,21 +98,30 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None, **overrides: 
         if wanted(mime):
             bundle[mime] = _guarded(views[mime], lambda mime=mime: _fallback(bundle["text/plain"], mime))
     if wanted(WIDGET_MIME) and widgets_available(opts):
-        view = _widget_view(obj, opts)
+        view = _widget_view(obj, opts, actions)
         if view is not None:
             bundle[WIDGET_MIME] = view
     return _filter(bundle, include, exclude)
 
 
-def widget_for(obj: Any, **overrides: Any) -> Any:
+def widget_for(obj: Any, *, actions: Any = None, **overrides: Any) -> Any:
     """The live ipywidgets view of a result object (HitList, DocumentView, ...), or None for other objects.
 
-    Raises ImportError when ipywidgets is not installed.
+    Its buttons act through ``actions`` (by default the kernel's shared client). Raises ImportError when
+    ipywidgets is not installed.
     """
-    from .render.widgets import view_for
+    from .render.views import widget_for as view_for
 
     opts = dataclasses.replace(options, **overrides) if overrides else options
-    return view_for(obj, options=opts)
+    return view_for(obj, options=opts, actions=_actions(actions, obj))
+
+
+def _actions(actions: Any, obj: Any) -> Any:
+    if actions is not None:
+        return actions
+    from .session import default_actions
+
+    return default_actions(obj)
 
 
 def widgets_available(opts: DisplayOptions | None = None) -> bool:
@@ -182,54 +134,23 @@ def widgets_available(opts: DisplayOptions | None = None) -> bool:
 
 
 def _views(obj: Any, opts: DisplayOptions) -> dict[str, Callable[[], Any]] | None:
-    from .models import Answer, Document, DocumentChunk, Documents, SearchResults
-    from .render import static
+    from .render.views import view_for
 
-    limit = opts.max_chars or None
-    preview = opts.preview_chars or None
-    if isinstance(obj, SearchResults):
-        return {
-            "text/plain": lambda: static.hits_plain(obj),
-            "text/markdown": lambda: static.hits_markdown(obj, max_chars=limit, preview_chars=preview),
-            "text/html": lambda: static.hits_html(obj, max_chars=limit, preview_chars=preview),
-        }
-    if isinstance(obj, DocumentChunk):
-        return {
-            "text/plain": lambda: static.hit_plain(obj),
-            "text/markdown": lambda: static.hit_markdown(obj, max_chars=limit),
-            "text/html": lambda: static.page(static.hit_html(obj, max_chars=limit), "devknow-hit"),
-        }
-    if isinstance(obj, Documents):
-        return {
-            "text/plain": lambda: static.documents_plain(obj, max_chars=opts.plain_chars),
-            "text/markdown": lambda: static.documents_markdown(obj, max_chars=limit, raw=opts.raw),
-            "text/html": lambda: static.documents_html(
-                obj, max_chars=limit, toc_min_headings=opts.toc_min_headings, raw=opts.raw
-            ),
-        }
-    if isinstance(obj, Document):
-        return {
-            "text/plain": lambda: static.document_plain(obj, max_chars=opts.plain_chars),
-            "text/markdown": lambda: static.document_markdown(obj, max_chars=limit, raw=opts.raw),
-            "text/html": lambda: static.page(
-                static.document_html(obj, max_chars=limit, toc_min_headings=opts.toc_min_headings, raw=opts.raw),
-                "devknow-docs",
-            ),
-        }
-    if isinstance(obj, Answer):
-        return {
-            "text/plain": lambda: static.answer_plain(obj, max_chars=opts.plain_chars),
-            "text/markdown": lambda: static.answer_markdown(obj, max_chars=limit),
-            "text/html": lambda: static.answer_html(obj, max_chars=limit),
-        }
-    return None
+    view = view_for(obj)
+    if view is None:
+        return None
+    return {
+        "text/plain": lambda: view.plain(obj, opts),
+        "text/markdown": lambda: view.markdown(obj, opts),
+        "text/html": lambda: view.html(obj, opts),
+    }
 
 
-def _widget_view(obj: Any, opts: DisplayOptions) -> dict[str, Any] | None:
+def _widget_view(obj: Any, opts: DisplayOptions, actions: Any) -> dict[str, Any] | None:
     try:
-        from .render.widgets import view_for
+        from .render.views import widget_for as view_for
 
-        widget = view_for(obj, options=opts)
+        widget = view_for(obj, options=opts, actions=_actions(actions, obj))
         if widget is None:
             return None
         data = widget._repr_mimebundle_()

@@ -206,14 +206,25 @@ class QuotaExceededError(DevKnowError):
 
 
 class ToolError(DevKnowError):
-    """The server reported an error for a tool call; the message is the server's own."""
+    """The server reported an error for a tool call; the message is the server's own.
+
+    ``not_found`` is True when the reply said the thing asked for does not exist (``NOT_FOUND``, HTTP 404):
+    the code that read the reply decides it, so nothing above has to guess from the message's words.
+    """
 
     def __init__(
-        self, message: str, *, code: int | None = None, tool: str | None = None, hint: str | None = None
+        self,
+        message: str,
+        *,
+        code: int | None = None,
+        tool: str | None = None,
+        hint: str | None = None,
+        not_found: bool = False,
     ) -> None:
         super().__init__(message, hint=hint)
         self.code = code
         self.tool = tool
+        self.not_found = not_found
 
 
 class DocumentNotFoundError(ToolError):
@@ -236,6 +247,7 @@ class DocumentNotFoundError(ToolError):
             f"Unknown document{'s' if len(self.missing) > 1 else ''}{where}: {shown}{found}",
             tool="get_documents",
             hint="Names look like documents/<page URL without https://>; %devsearch finds them.",
+            not_found=True,
         )
 
 

@@ -25,7 +25,7 @@ import re
 import textwrap
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from IPython.core.displayhook import DisplayHook
@@ -43,10 +43,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
-from .session import Session
-
-if TYPE_CHECKING:
-    from .client import DevKnowClient
+from .session import Session, register_session, shared_client, unregister_session
 
 __all__ = [
     "DevKnowMagics",
@@ -117,10 +114,14 @@ def _split_options(line: str, takes_value: set[str]) -> tuple[str, str]:
 
 
 def _parse(magic: Any, option_text: str) -> Any:
+    from .completion import did_you_mean, option_strings
+
     try:
         return parse_argstring(magic, option_text)
     except ValueError as exc:  # shlex: "No closing quotation"
         raise UsageError(f"{exc} in {option_text.strip()!r}") from None
+    except UsageError as exc:  # argparse: a mistyped option gets the nearest real one
+        raise UsageError(did_you_mean(str(exc), option_strings(magic))) from None
 
 
 def _unquote(token: str) -> str:
@@ -227,6 +228,12 @@ def _display(obj: Any, **kwargs: Any) -> Any:
     return display(obj, raw=isinstance(obj, dict), **kwargs)
 
 
+def _show_notices(notices: list[str]) -> None:
+    # In a notebook, stderr renders as a red error box; a notice is information, not a failure.
+    for notice in notices:
+        display(_message(notice.removeprefix("devknow: "), kind="info"), raw=True)
+
+
 def _message(text: str, kind: str = "info") -> dict[str, Any]:
     from .display import message_bundle
 
@@ -256,7 +263,7 @@ class DevKnowMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # The session exists before the traits load, so observers fired by config can reach it.
-        self.session = Session()
+        self.session = Session(on_notices=_show_notices)
         super().__init__(shell=shell, **kwargs)
         self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
 
@@ -300,11 +307,12 @@ class DevKnowMagics(Magics):
 
         shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
 
-    @observe("widgets")
-    def _set_widgets(self, change: Any) -> None:
-        from . import display as display_module
+    @observe("widgets", "max_results")
+    def _set_display_option(self, change: Any) -> None:
+        # The traits write the one settings object the renderer reads (display.options is the same object).
+        from .render.settings import options
 
-        display_module.options.widgets = bool(change["new"])
+        setattr(options, change["name"], change["new"])
 
     @observe("short_errors")
     def _set_short_errors(self, change: Any) -> None:
@@ -423,7 +431,9 @@ class DevKnowMagics(Magics):
         if not query:
             _print_usage(self.devsearch, "%devsearch create a Cloud Storage bucket")
             return None
-        limit = self.max_results if args.n is None else args.n
+        from .render import settings
+
+        limit = settings.options.max_results if args.n is None else args.n
         if limit < 1:
             raise UsageError("-n must be at least 1.")
         with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
@@ -496,7 +506,7 @@ class DevKnowMagics(Magics):
                     raise
             self._store("_devget", out, documents)
         if args.raw:
-            return _MarkdownSource(documents.to_markdown())
+            return _MarkdownSource("\n\n---\n\n".join(doc.content for doc in documents))
         return documents
 
     @magic_arguments()
@@ -681,19 +691,6 @@ _loaded: weakref.WeakKeyDictionary[Any, DevKnowMagics] = weakref.WeakKeyDictiona
 _carried: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def shared_client(ipython: Any = None) -> DevKnowClient | None:
-    """The client the magics use in ``ipython`` (default: the running shell), or None when not loaded.
-
-    Lets Python code in a notebook (and the explorer) share the magics' connection, cache and key.
-    """
-    if ipython is None:
-        from IPython import get_ipython
-
-        ipython = get_ipython()
-    magics = _loaded.get(ipython) if ipython is not None else None
-    return magics.session.client() if magics is not None else None
-
-
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics on ``ipython`` (``%load_ext devknow_jupyter``); a second call does nothing."""
     if ipython in _loaded:
@@ -704,6 +701,10 @@ def load_ipython_extension(ipython: Any) -> None:
         magics.session.configure(api_key=carried["api_key"])
     ipython.register_magics(magics)
     _loaded[ipython] = magics
+    from .completion import install
+
+    install(ipython, magics)
+    register_session(ipython, magics.session)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -711,6 +712,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(ipython, None)
     if magics is None:
         return
+    unregister_session(ipython)
     _carried[ipython] = {
         "traits": {
             name: getattr(magics, name)

@@ -2,9 +2,13 @@
 
 ``DocumentChunk`` and ``SearchResults`` (from ``search_documents``), ``Document`` and ``Documents``
 (from ``get_documents``) and ``Answer`` (from ``answer_query``). They are plain, list-like data with
-``to_dict()`` (the service's JSON), ``to_markdown()`` and ``from_dict()``. In Jupyter they display
-themselves through ``_repr_mimebundle_``; the renderer is imported only then, so importing this module
-stays cheap.
+``to_dict()`` (the service's JSON), ``to_markdown()`` and ``from_dict()``; equal when their data are
+equal, and picklable. They hold no client: what a view needs to act (open a page, the next page of hits)
+comes from the actions its caller hands it (:mod:`devknow_jupyter.render.actions`).
+
+In Jupyter they display themselves through ``_repr_mimebundle_``, which asks the package facade
+(``devknow_jupyter/__init__.py``, above every layer) for the display layer: this module imports no
+renderer, and importing it stays cheap.
 """
 
 from __future__ import annotations
@@ -12,10 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
-
-if TYPE_CHECKING:
-    from .client import DevKnowClient
+from typing import Any, overload
 
 __all__ = [
     "Answer",
@@ -60,17 +61,16 @@ class ResultInfo:
 
 
 class _Displayable:
-    """Mixin: the display protocol, rendering lazily through :mod:`devknow_jupyter.display`."""
-
-    _client: DevKnowClient | None = None
+    """Mixin: the display protocol, through the package facade (no renderer is imported here)."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from .display import mimebundle
+        from . import _display_bundle
 
-        return mimebundle(self, include=include, exclude=exclude)
+        return _display_bundle(self, include=include, exclude=exclude)
 
-    def to_markdown(self) -> str:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def to_markdown(self) -> str:
+        """The result as Markdown: its view's one Markdown rendering (what ``text/markdown`` shows)."""
+        return self._repr_mimebundle_(include=["text/markdown"]).get("text/markdown", repr(self))
 
 
 @dataclass(frozen=True)
@@ -100,16 +100,12 @@ class DocumentChunk(_Displayable):
         """Build from the service's JSON shape."""
         return cls(parent=str(data.get("parent", "")), id=str(data.get("id", "")), content=str(data.get("content", "")))
 
-    def to_markdown(self) -> str:
-        """The hit as Markdown: title, link and passage."""
-        return f"### [{self.title}]({self.uri})\n\n`{self.parent}`\n\n{self.content.strip()}\n"
-
 
 class SearchResults(Sequence[DocumentChunk], _Displayable):
     """The hits of one ``search_documents`` call: a sequence of :class:`DocumentChunk`, with ``.query``.
 
-    ``next_page_token`` is set when the server has more hits (the REST backend pages); :meth:`next_page`
-    fetches them with the same filters.
+    ``next_page_token`` is set when the server has more hits (the REST backend pages);
+    ``client.next_page(results)`` (or ``results.next_page(client)``) fetches them with the same filters.
     """
 
     #: The search's options besides the query (source, since, page_size), for :meth:`next_page`.
@@ -132,16 +128,14 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
         """True when the server said there are more hits."""
         return bool(self.next_page_token)
 
-    def next_page(self, *, refresh: bool = False) -> SearchResults:
-        """The next page of hits, searched with the same query and filters (a new request)."""
-        from .errors import ConfigurationError
+    def next_page(self, client: Any, *, refresh: bool = False) -> SearchResults:
+        """The next page of hits through ``client`` (a DevKnowClient), with the same query and filters."""
+        return client.next_page(self, refresh=refresh)
 
-        if not self.next_page_token:
-            raise ConfigurationError("There is no next page: the server sent all the hits it has for this search.")
-        if self._client is None:
-            raise ConfigurationError("These results were not made by a client, so they cannot fetch more.")
-        options = dict(self._request or {})
-        return self._client.search_documents(self.query, page_token=self.next_page_token, refresh=refresh, **options)
+    @property
+    def request(self) -> dict[str, Any]:
+        """The search's options besides the query (source, since, page_size), as plain data."""
+        return dict(self._request or {})
 
     @property
     def from_cache(self) -> bool:
@@ -170,7 +164,8 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SearchResults):
-            return self.query == other.query and self._chunks == other._chunks
+            mine = (self.query, self._chunks, self.next_page_token)
+            return mine == (other.query, other._chunks, other.next_page_token)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
@@ -180,7 +175,6 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
 
     def _derive(self, chunks: Iterable[DocumentChunk]) -> SearchResults:
         derived = SearchResults(self.query, chunks, self.info, self.next_page_token)
-        derived._client = self._client
         derived._request = self._request
         return derived
 
@@ -197,11 +191,6 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
         """Build from the service's JSON shape."""
         chunks = (DocumentChunk.from_dict(item) for item in data.get("results") or [])
         return cls(query, chunks, next_page_token=data.get("nextPageToken") or None)
-
-    def to_markdown(self) -> str:
-        """All hits as one Markdown text."""
-        head = f"**{len(self)} hit{'s' if len(self) != 1 else ''}** for *{self.query}*\n\n"
-        return head + "\n".join(chunk.to_markdown() for chunk in self._chunks)
 
 
 @dataclass(frozen=True)
@@ -237,10 +226,6 @@ class Document(_Displayable):
             title=str(data.get("title") or title_from(content, name)),
         )
 
-    def to_markdown(self) -> str:
-        """The document's own Markdown (what ``--raw`` shows)."""
-        return self.content
-
 
 class Documents(list[Document], _Displayable):
     """The documents of one ``get_documents`` call, in request order (a ``list`` of :class:`Document`)."""
@@ -263,9 +248,6 @@ class Documents(list[Document], _Displayable):
         """Build from the service's JSON shape."""
         return cls(Document.from_dict(item) for item in data.get("documents") or [])
 
-    def to_markdown(self) -> str:
-        """Every document's Markdown, separated by rules."""
-        return "\n\n---\n\n".join(doc.to_markdown() for doc in self)
 
     def __repr__(self) -> str:
         return f"<Documents {[doc.name for doc in self]!r}>"
@@ -433,10 +415,3 @@ class Answer(_Displayable):
             info=info,
         )
 
-    def to_markdown(self) -> str:
-        """The answer, then numbered references as links."""
-        lines = [self.answer_text.strip()]  # an extractive answer labels itself in its text
-        if self.references:
-            lines.append("\n**References**\n")
-            lines += [f"{i}. [{name_to_uri(ref)}]({name_to_uri(ref)})" for i, ref in enumerate(self.references, 1)]
-        return "\n".join(lines) + "\n"

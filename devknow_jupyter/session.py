@@ -12,12 +12,23 @@ is built, not when the extension loads: ``%load_ext`` stays cheap in a kernel th
 from __future__ import annotations
 
 import threading
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .client import DevKnowClient
+    from .render.actions import ResultActions
 
-__all__ = ["PROMPTED_KEY_SOURCE", "Session", "SessionStatus"]
+__all__ = [
+    "PROMPTED_KEY_SOURCE",
+    "Session",
+    "SessionStatus",
+    "default_actions",
+    "register_session",
+    "shared_client",
+    "unregister_session",
+]
 
 #: How the status names a key typed at the ``%devknow --api-key`` prompt.
 PROMPTED_KEY_SOURCE = "%devknow --api-key (this kernel only)"
@@ -32,9 +43,18 @@ class Session:
         endpoint: As for :class:`~devknow_jupyter.DevKnowClient`; ``None`` lets the client choose
             (``DEVKNOW_ENDPOINT``, else Google's server with a key, else the offline index).
         timeout: Seconds to wait for a reply.
+        on_notices: Called with the client's one-line notices (e.g. "no API key set") when it is built;
+            the magics show them as notes in the notebook.
     """
 
-    def __init__(self, endpoint: str | None = None, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        *,
+        timeout: float = 30.0,
+        on_notices: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        self._on_notices = on_notices
         self._endpoint = endpoint or None
         self._timeout = timeout
         self._api_key: str | None = None  # only a key typed at the prompt; env keys stay in the env
@@ -76,7 +96,8 @@ class Session:
 
                 client = DevKnowClient(self._endpoint, api_key=self._api_key, timeout=self._timeout, announce=False)
                 self._client = client
-                _show_notices(client.notices)
+                if self._on_notices is not None and client.notices:
+                    self._on_notices(list(client.notices))
             return self._client
 
     def key_source(self, client: DevKnowClient | None = None) -> str:
@@ -136,15 +157,59 @@ class Session:
             client.close()
 
 
-def _show_notices(notices: list[str]) -> None:
-    # In a notebook, stderr renders as a red error box; a notice is information, not a failure.
-    if notices:
-        from IPython.display import display
+# The session of each shell whose magics are loaded: the one place front ends find the kernel's client.
+_sessions: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
 
-        from .display import message_bundle
 
-        for notice in notices:
-            display(message_bundle(notice.removeprefix("devknow: "), kind="info"), raw=True)
+def register_session(ipython: Any, session: Session) -> None:
+    """Make ``session`` the shared one of shell ``ipython`` (the magics do it when they load)."""
+    _sessions[ipython] = session
+
+
+def unregister_session(ipython: Any) -> Session | None:
+    """Forget the shared session of ``ipython`` (``%unload_ext``); returns it, or None."""
+    return _sessions.pop(ipython, None)
+
+
+def shared_client(ipython: Any = None) -> DevKnowClient | None:
+    """The client the magics use in ``ipython`` (default: the running shell), or None when not loaded.
+
+    Lets Python code in a notebook (and the explorer) share the magics' connection, cache and key.
+    """
+    if ipython is None:
+        from IPython import get_ipython
+
+        ipython = get_ipython()
+    session = _sessions.get(ipython) if ipython is not None else None
+    return session.client() if session is not None else None
+
+
+def default_actions(result: Any = None) -> ResultActions:
+    """What a result's buttons do when ``display()`` shows it: act through the kernel's shared client (the
+    magics') when it serves the endpoint the result came from (``result.info.endpoint``; a lone hit has
+    none), else through one client per endpoint, built on the first click with the environment's key.
+    With neither, the default settings apply (``DEVKNOW_ENDPOINT``, a key, else the offline index)."""
+    from .render.actions import ClientActions
+
+    info = getattr(result, "info", None)
+    endpoint = getattr(info, "endpoint", "") or None
+    return ClientActions(lambda: _client_for(endpoint))
+
+
+_clients_lock = threading.Lock()
+_clients: dict[str | None, DevKnowClient] = {}
+
+
+def _client_for(endpoint: str | None) -> DevKnowClient:
+    client = shared_client()
+    if client is not None and endpoint in (None, client.endpoint):
+        return client
+    with _clients_lock:
+        if endpoint not in _clients:
+            from .client import DevKnowClient
+
+            _clients[endpoint] = DevKnowClient(endpoint, announce=False)
+        return _clients[endpoint]
 
 
 class SessionStatus:

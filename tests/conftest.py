@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -138,13 +139,27 @@ def ip() -> Iterator:
 
     from devknow_jupyter import display, errors
 
+    saved = dataclasses.asdict(display.options)  # %config DevKnowMagics.* writes these process-wide
     InteractiveShell.clear_instance()
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "devknow_jupyter")
     yield shell
     shell.run_line_magic("unload_ext", "devknow_jupyter")
     errors.set_short_errors(True)
-    display.options.widgets = True
+    for name, value in saved.items():
+        setattr(display.options, name, value)
     shell.atexit_operations()
     atexit.unregister(shell.atexit_operations)
     InteractiveShell.clear_instance()
+
+
+def fixture_documents() -> list[dict[str, str]]:
+    """The fixture pages in the service's shape, read from their front matter (for the in-process backend)."""
+    from devknow_jupyter.local.frontmatter import split_front_matter
+
+    pages = []
+    for path in sorted(FIXTURE_DOCS.glob("*.md")):
+        page = split_front_matter(path.read_text(encoding="utf-8"))
+        fields = {key: page.get(key) for key in ("name", "uri", "title", "description")}
+        pages.append({**fields, "content": page.body})
+    return pages

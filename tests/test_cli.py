@@ -121,15 +121,32 @@ def test_get_prints_markdown_in_request_order(capsys: pytest.CaptureFixture[str]
 
 
 def test_get_unknown_document_fails_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", "local", "get", f"{STARTER}/tools", f"{STARTER}/no-such-page"]) == 1
+    assert main(["--endpoint", "local", "get", f"{STARTER}/tools", f"{STARTER}/no-such-page"]) == 7
     captured = capsys.readouterr()
     expected = f"devknow: error: Unknown document: {STARTER}/no-such-page (1 other document(s) were found)"
     assert one_error_line(captured.err) == expected
     assert "# The three tools at a glance" in captured.out  # what was found is not lost
 
 
+def test_each_error_class_has_its_own_exit_status_and_the_hint_is_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from devknow_jupyter import errors
+    from devknow_jupyter.cli import EXIT_STATUS
+
+    classes = {getattr(errors, name) for name in errors.__all__ if isinstance(getattr(errors, name), type)}
+    assert set(EXIT_STATUS) == classes
+    assert len(set(EXIT_STATUS.values())) == len(EXIT_STATUS) and not {0, 2, 130} & set(EXIT_STATUS.values())
+    assert main(["--endpoint", "local", "get", f"{STARTER}/no-such-page"]) == EXIT_STATUS[errors.DocumentNotFoundError]
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"devknow: hint: {errors.DocumentNotFoundError([]).hint}"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for kind, status in EXIT_STATUS.items():  # the README documents every status
+        assert re.search(rf"\|\s*{status}\s*\|\s*`{kind.__name__}`", readme), kind.__name__
+
+
 def test_get_rejects_text_that_is_not_a_name(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", "local", "get", "firebase auth"]) == 1
+    assert main(["--endpoint", "local", "get", "firebase auth"]) == 3
     assert "Not a document name or page URL" in one_error_line(capsys.readouterr().err)
 
 
@@ -146,9 +163,9 @@ def test_ask_prints_answer_and_references(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_empty_query_is_an_error_not_a_crash(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", "local", "search", "   "]) == 1
+    assert main(["--endpoint", "local", "search", "   "]) == 3
     assert one_error_line(capsys.readouterr().err) == "devknow: error: The query is empty."
-    assert main(["--endpoint", "local", "ask", ""]) == 1
+    assert main(["--endpoint", "local", "ask", ""]) == 3
     assert one_error_line(capsys.readouterr().err) == "devknow: error: The query is empty."
 
 
@@ -210,7 +227,7 @@ def test_index_reports_skipped_files(own_docs: Path, capsys: pytest.CaptureFixtu
 
 
 def test_index_of_a_missing_folder_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["index", str(tmp_path / "nowhere")]) == 1
+    assert main(["index", str(tmp_path / "nowhere")]) == 3
     assert one_error_line(capsys.readouterr().err).startswith("devknow: error: Not a folder")
 
 
@@ -253,7 +270,7 @@ def test_remote_search_get_ask(sdk_server, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_remote_unknown_document(sdk_server, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"]) == 1
+    assert main(["--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"]) == 7
     captured = capsys.readouterr()
     assert one_error_line(captured.err) == "devknow: error: Unknown document: documents/docs.example.dev/nope"
     assert captured.out == ""
@@ -273,7 +290,7 @@ def test_remote_wrong_key_is_one_line_without_the_key(sdk_server_factory) -> Non
     server = sdk_server_factory("--api-key", SECRET)
     wrong = "wrong-key-0123456789"
     result = run("--endpoint", server.url, "search", "bucket", env={"DEVKNOW_API_KEY": wrong})
-    assert result.returncode == 1
+    assert result.returncode == 4
     line = one_error_line(result.stderr)
     assert "403" in line or "refused" in line.lower() or "denied" in line.lower()
     assert wrong not in result.stdout + result.stderr
@@ -281,28 +298,28 @@ def test_remote_wrong_key_is_one_line_without_the_key(sdk_server_factory) -> Non
 
 def test_remote_quota_is_an_error_with_no_fallback(sdk_server_factory, capsys: pytest.CaptureFixture[str]) -> None:
     server = sdk_server_factory("--answer-quota", "0")
-    assert main(["--endpoint", server.url, "ask", "--no-fallback", "restrict a key"]) == 1
+    assert main(["--endpoint", server.url, "ask", "--no-fallback", "restrict a key"]) == 5
     assert "RESOURCE_EXHAUSTED" in one_error_line(capsys.readouterr().err)
 
 
 def test_timeout_option(sdk_server_factory, capsys: pytest.CaptureFixture[str]) -> None:
     server = sdk_server_factory("--json", "--delay", "3")
-    assert main(["--endpoint", server.url, "--timeout", "0.5", "search", "bucket"]) == 1
+    assert main(["--endpoint", server.url, "--timeout", "0.5", "search", "bucket"]) == 10
     assert one_error_line(capsys.readouterr().err).startswith("devknow: error: ")
 
 
 def test_unreachable_endpoint(closed_port_url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", closed_port_url, "search", "bucket"]) == 1
+    assert main(["--endpoint", closed_port_url, "search", "bucket"]) == 9
     assert one_error_line(capsys.readouterr().err).startswith("devknow: error: ")
     # status still shows where it points, then fails.
-    assert main(["--endpoint", closed_port_url, "status"]) == 1
+    assert main(["--endpoint", closed_port_url, "status"]) == 9
     captured = capsys.readouterr()
     assert closed_port_url in captured.out
     one_error_line(captured.err)
 
 
 def test_not_an_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--endpoint", "ftp://example.com", "search", "x"]) == 1
+    assert main(["--endpoint", "ftp://example.com", "search", "x"]) == 3
     assert "Not an MCP endpoint" in one_error_line(capsys.readouterr().err)
 
 
@@ -316,7 +333,7 @@ def test_module_and_script_entry_points(sdk_server) -> None:
     assert script, "the devknow script is installed next to the interpreter"
     done = subprocess.run([script, "--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1
+    assert done.returncode == 7
     assert one_error_line(done.stderr).startswith("devknow: error: Unknown document")
     bad = run("search")
     assert bad.returncode == 2 and "usage: devknow" in bad.stderr
@@ -337,18 +354,18 @@ def test_serve_without_the_sdk_names_the_extra() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code, str(FIXTURE_DOCS)], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert "pip install 'devknow-jupyter[server]'" in one_error_line(done.stderr)
 
 
 def test_serve_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve", "--docs", str(tmp_path / "missing")]) == 1
+    assert main(["serve", "--docs", str(tmp_path / "missing")]) == 3
     assert "No such folder" in one_error_line(capsys.readouterr().err)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        assert main(["serve", "--docs", str(FIXTURE_DOCS), "--port", str(port)]) == 1
+        assert main(["serve", "--docs", str(FIXTURE_DOCS), "--port", str(port)]) == 3
     assert "port is in use" in one_error_line(capsys.readouterr().err)
 
 

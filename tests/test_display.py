@@ -311,3 +311,4 @@ def test_in_a_kernel_the_widget_and_its_static_twin_are_displayed(tmp_path: Path
     assert set(with_widgets) == {*STATIC, WIDGET_MIME}
     assert with_widgets["text/plain"].startswith("1 hit for 'bucket region'")
     assert set(nb.cells[2].outputs[0]["data"]) == STATIC
+

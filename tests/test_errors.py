@@ -53,3 +53,29 @@ def test_not_found_names_the_missing_documents_and_keeps_found_ones():
     error = DocumentNotFoundError(["documents/a.dev/x"], documents=["found"])  # type: ignore[arg-type]
     assert "documents/a.dev/x" in str(error) and error.documents == ["found"]
     assert "1 other document" in str(error)
+
+
+def test_not_found_is_decided_where_the_reply_is_read() -> None:
+    from devknow_jupyter.transport.replies import http_failure, rpc_failure, tool_result
+
+    with pytest.raises(errors.ToolError) as missing:
+        tool_result({"isError": True, "content": [{"type": "text", "text": "NOT_FOUND: no page x"}]}, tool="get")
+    assert missing.value.not_found
+    with pytest.raises(errors.ToolError) as other:
+        tool_result({"isError": True, "content": [{"type": "text", "text": "INVALID_ARGUMENT: bad"}]}, tool="get")
+    assert not other.value.not_found
+    said = {"code": -32000, "message": "m", "data": {"status": "NOT_FOUND"}}
+    assert rpc_failure(said, tool="t", method="m").not_found
+    # "Method not found" speaks of the method, not of a document.
+    assert not rpc_failure({"code": -32601, "message": "Method not found"}, tool=None, method="tools/call").not_found
+    body = {"jsonrpc": "2.0", "error": {"code": -32001, "message": "document not found"}}
+    failure = http_failure(400, body, text="", retry_after=None, endpoint="e", method="m", tool="t", credentials=None)
+    assert isinstance(failure, errors.ToolError) and failure.not_found
+
+
+def test_rest_replies_say_not_found_from_the_status() -> None:
+    from devknow_jupyter.rest.errors import api_failure
+
+    body = {"error": {"status": "NOT_FOUND", "message": "Requested entity was not found."}}
+    assert api_failure(404, body, endpoint="e", tool="get_documents", credentials=None).not_found
+    assert not api_failure(400, {"error": {"message": "no"}}, endpoint="e", tool="t", credentials=None).not_found

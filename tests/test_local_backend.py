@@ -18,16 +18,24 @@ from devknow_jupyter.local.index import LocalIndex
 from devknow_jupyter.local.paths import STARTER_DIR, cache_dir, default_index_path
 from devknow_jupyter.models import Answer, Document, Documents, SearchResults
 from devknow_jupyter.tools import tool_definitions
-from tests.conftest import FIXTURE_DOCS
+from tests.conftest import FIXTURE_DOCS, fixture_documents
 
 RESTRICT = "documents/docs.example.dev/keys/restrict"
 BUCKETS = "documents/docs.example.dev/storage/buckets"
 QUOTAS = "documents/docs.example.dev/quotas"
 
 
-@pytest.fixture(params=["remote", "rest", "local"])
+@pytest.fixture(params=["remote", "rest", "local", "static"])
 def client(request: pytest.FixtureRequest):
-    """The same fixture documents served by the SDK test server, the REST test server and the local backend."""
+    """The same fixture documents served by the SDK test server, the REST test server, the local backend and
+    the in-process StaticBackend of devknow_jupyter.testing."""
+    if request.param == "static":
+        from devknow_jupyter.testing import StaticBackend
+
+        made = DevKnowClient(backend=StaticBackend(fixture_documents()), cache=False)
+        yield made
+        made.close()
+        return
     if request.param == "rest":
         pytest.importorskip("google.developer_knowledge_v1", reason="the rest extra is not installed")
         from tests.servers.rest_server import RestServer

@@ -765,7 +765,7 @@ def test_no_key_notice_is_an_info_line_in_the_notebook_not_stderr(ip):
 
 
 def test_shared_client_is_the_magics_client(ip, sdk_server):
-    from devknow_jupyter.magics import shared_client
+    from devknow_jupyter.session import shared_client
 
     use(ip, sdk_server.url)
     client = shared_client(ip)
@@ -781,3 +781,103 @@ def test_plain_terminal_gets_no_placeholder(ip, sdk_server, capsys):
     ip.run_cell("%devsearch restrict an API key")  # no capture: IPython's plain display publisher
     out = capsys.readouterr().out
     assert "Restrict an API key" in out and "Searching" not in out
+
+
+def test_one_settings_object_below_the_renderer(ip):
+    from devknow_jupyter import display
+    from devknow_jupyter.render import markdown, settings
+
+    assert display.options is settings.options and display.DisplayOptions is settings.DisplayOptions
+    ip.run_line_magic("config", "DevKnowMagics.max_results = 2")
+    ip.run_line_magic("config", "DevKnowMagics.widgets = False")
+    assert settings.options.max_results == 2 and settings.options.widgets is False
+    with pytest.raises(ValueError):
+        settings.options.max_results = 0
+    # The renderer reads the same object: a smaller max_chars cuts a long text.
+    long_text = "\n\n".join(f"Paragraph {n} of a long page about lanterns." for n in range(200))
+    with display.using(max_chars=300):
+        assert markdown.render_markdown(long_text).truncated
+    assert not markdown.render_markdown(long_text).truncated
+
+
+def _widget_of(data: dict):
+    """The live widget a display output refers to (by its model id)."""
+    from ipywidgets.widgets import widget
+
+    from devknow_jupyter import display
+
+    registry = getattr(widget, "_instances", None) or widget.Widget.widgets
+    return registry[data[display.WIDGET_MIME]["model_id"]]
+
+
+def test_a_hit_alone_or_pickled_shows_a_working_open_button(ip, sdk_server):
+    import pickle
+
+    from devknow_jupyter import display
+
+    use(ip, sdk_server.url)
+    ip.run_line_magic("devsearch", "bucket region")
+    hit = ip.user_ns["_devsearch"][0]
+    assert ip.run_line_magic("devget", "_devsearch[0]")[0].name == hit.parent
+    reloaded = pickle.loads(pickle.dumps(hit))
+    assert reloaded == hit and type(reloaded).from_dict(reloaded.to_dict()) == hit
+    assert "client" not in str(vars(reloaded))  # plain data: nothing of the client rides along
+    for shown in (hit, reloaded, pickle.loads(pickle.dumps(ip.user_ns["_devsearch"]))[0]):
+        ip.user_ns["shown"] = shown
+        with display.using(widgets_outside_kernel=True):
+            result, captured = run(ip, "display(shown)")
+        assert result.success
+        view = _widget_of(captured.outputs[-1].data)
+        assert not view.toggle.button.disabled
+        view.toggle.button.click()
+        assert view.toggle.button.description == "Close" and view.toggle.view is not None
+        assert view.toggle.view.document.name == hit.parent
+
+
+def test_results_pickled_in_one_process_display_in_another() -> None:
+    import pickle
+    import subprocess
+    import sys
+
+    from devknow_jupyter.models import DocumentChunk, SearchResults
+    from tests.conftest import ROOT
+
+    results = SearchResults("lantern", [DocumentChunk("documents/docs.lantern.test/setup", "1", "# Set up\n\nRelay.")])
+    code = (
+        "import pickle, sys\n"
+        "results = pickle.loads(bytes.fromhex(sys.argv[1]))\n"
+        "bundle = results._repr_mimebundle_()\n"
+        "assert 'Set up' in bundle['text/html'] and 'text/markdown' in bundle, bundle\n"
+        "assert results[0]._repr_mimebundle_()['text/plain']\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, pickle.dumps(results).hex()], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _completions(ip, line: str) -> list[str]:
+    return ip.complete("", line, len(line))[1]
+
+
+def test_tab_completes_options_subcommands_and_result_variables(ip):
+    from devknow_jupyter.models import DocumentChunk, SearchResults
+
+    assert _completions(ip, "%devsearch --so") == ["--source"]  # not Python names such as sorted
+    assert "--max-results" in _completions(ip, "%devsearch --")
+    assert _completions(ip, "%devknow ") == ["explore"]
+    assert "--endpoint" in _completions(ip, "%devknow --end")
+    ip.user_ns["hits"] = SearchResults("q", [DocumentChunk("documents/a.dev/x", "1", "x")])
+    ip.user_ns["picked"] = [DocumentChunk("documents/a.dev/x", "1", "x")]
+    ip.user_ns["count"] = 3
+    assert _completions(ip, "%devget ") == ["hits", "picked"]
+    assert _completions(ip, "%devget hi") == ["hits"]
+
+
+def test_a_mistyped_option_gets_did_you_mean(ip):
+    result, captured = run(ip, "%devsearch --sorce firebase.google.com sign in")
+    assert not result.success or "did you mean --source?" in seen(captured)
+    with pytest.raises(UsageError, match=r"did you mean --source\?"):
+        ip.run_line_magic("devsearch", "--sorce firebase.google.com sign in")
+    with pytest.raises(UsageError, match=r"did you mean --endpoint\?"):
+        ip.run_line_magic("devknow", "--endpont local")

@@ -258,8 +258,15 @@ def test_no_limit_renders_everything() -> None:
 
 
 def test_renders_are_cached_so_views_share_one_conversion() -> None:
+    from devknow_jupyter.render.markdown import _render
+
     text = "# Cached\n\nOnce.\n"
-    assert render_markdown(text, base_url="https://x.dev/a") is render_markdown(text, base_url="https://x.dev/a")
+    first = render_markdown(text, base_url="https://x.dev/a")
+    hits = _render.cache_info().hits
+    second = render_markdown(text, base_url="https://x.dev/a")
+    assert _render.cache_info().hits == hits + 1  # one conversion; each output only gets its own heading ids
+    unnumbered = re.compile(r"(dk-[0-9a-f]{6})-[0-9a-f]+-")
+    assert first.html != second.html and unnumbered.sub(r"\1-", first.html) == unnumbered.sub(r"\1-", second.html)
 
 
 def test_raw_mode_shows_the_markdown_source_escaped() -> None:

@@ -227,9 +227,9 @@ def test_pages_follow_each_other_with_the_same_filter(server: RestServer) -> Non
             seen += page.names
             if not page.has_next_page:
                 break
-            page = page.next_page()
+            page = client.next_page(page) if len(seen) < 3 else page.next_page(client)
         with pytest.raises(ConfigurationError, match="no next page"):
-            page.next_page()
+            client.next_page(page)
     assert len(seen) == len(set(seen)) == 4
     assert all(not name.startswith("documents/firebase") for name in seen)
     tokens = [call.query.get("pageToken") for call in server.calls_to("searchDocumentChunks")]

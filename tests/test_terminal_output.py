@@ -113,7 +113,7 @@ def test_status_escapes_the_server_s_tool_names(server: ScriptedServer, capsys: 
 
 def test_a_server_error_is_one_escaped_line(server: ScriptedServer, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = cli(capsys, "--endpoint", server.url, "get", BROKEN)
-    assert status == 1
+    assert status == 6  # ToolError: one exit status per error class
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("devknow: error: "), err  # the server can't fake a second line
     assert "INTERNAL: backend \\x1b]52;c;ZWNobyBvd25lZA==\\x07failed" in lines[0]

@@ -1,4 +1,7 @@
-"""The live views: paging, Open/Close fetching through the real client and test server, Show all, answers.
+"""The live views: paging, Open/Close fetching through a client's actions, Show all, answers.
+
+Most views act through a client on the in-process StaticBackend (devknow_jupyter.testing, the fixture
+pages, no server); the header and the server-that-went-away tests use the real SDK test server.
 
 Clicks go through ``Button.click()``, which (ipywidgets#2949) swallows exceptions raised by handlers into
 the log. So every test asserts on what the view *shows* afterwards: a handler that raised would leave the
@@ -16,7 +19,10 @@ import pytest
 from devknow_jupyter import display
 from devknow_jupyter.client import DevKnowClient
 from devknow_jupyter.models import Answer, Document, DocumentChunk, ResultInfo, SearchResults
-from devknow_jupyter.render.widgets import AnswerView, DocumentToggle, DocumentView, HitList, view_for
+from devknow_jupyter.render.views import widget_for as view_for
+from devknow_jupyter.render.widgets import AnswerView, DocumentToggle, DocumentView, HitList
+from devknow_jupyter.testing import StaticBackend
+from tests.conftest import fixture_documents
 
 BUCKETS = "documents/docs.example.dev/storage/buckets"
 HEADING = "Create a storage bucket</h1>"
@@ -39,9 +45,19 @@ def visible(widget: Any) -> bool:
 
 
 @pytest.fixture
-def client(sdk_server: Any) -> Iterator[DevKnowClient]:
-    with DevKnowClient(sdk_server.url) as made:
+def backend() -> StaticBackend:
+    return StaticBackend(fixture_documents())
+
+
+@pytest.fixture
+def client(backend: StaticBackend) -> Iterator[DevKnowClient]:
+    with DevKnowClient(backend=backend) as made:
         yield made
+
+
+def fetched(backend: StaticBackend) -> list[dict]:
+    """The get_documents calls the backend has answered, as the test server logs them."""
+    return [{"tool": tool, "arguments": args} for tool, args in backend.calls if tool == "get_documents"]
 
 
 def many_hits(count: int) -> SearchResults:
@@ -53,13 +69,15 @@ def many_hits(count: int) -> SearchResults:
 # -- the hit list ------------------------------------------------------------------------------------------
 
 
-def test_header_shows_query_count_backend_time_and_cache(client: DevKnowClient) -> None:
+def test_header_shows_query_count_backend_time_and_cache(sdk_server: Any) -> None:
+    client = DevKnowClient(sdk_server.url)
     client.search_documents("bucket region")
     results = client.search_documents("bucket region")  # the second time comes from the cache
     header = HitList(results).header.value
     port = client.endpoint.split(":")[-1].split("/")[0]
     assert f"<b>{len(results)} hits</b> for <q>bucket region</q> · remote (127.0.0.1:{port}) · " in header
     assert " ms · from cache" in header
+    client.close()
 
 
 def test_notices_show_as_a_line() -> None:
@@ -112,7 +130,7 @@ def test_short_lists_have_no_show_more() -> None:
 
 
 def test_each_hit_has_title_link_passage_and_open_button(client: DevKnowClient) -> None:
-    view = HitList(client.search_documents("bucket region"))
+    view = HitList(client.search_documents("bucket region"), actions=client)
     first = view.hit_views[0]
     assert 'href="https://docs.example.dev/storage/buckets" target="_blank" rel="noopener noreferrer"' in (
         first.html.value
@@ -124,17 +142,17 @@ def test_each_hit_has_title_link_passage_and_open_button(client: DevKnowClient) 
 # -- Open / Close ----------------------------------------------------------------------------------------------
 
 
-def test_open_fetches_once_shows_in_place_and_folds(client: DevKnowClient, sdk_server: Any) -> None:
-    view = HitList(client.search_documents("bucket region"))
+def test_open_fetches_once_shows_in_place_and_folds(client: DevKnowClient, backend: StaticBackend) -> None:
+    view = HitList(client.search_documents("bucket region"), actions=client)
     hit = next(h for h in view.hit_views if h.hit.parent == BUCKETS)
-    before = len(sdk_server.calls("get_documents"))
+    before = len(fetched(backend))
 
     hit.toggle.button.click()
     assert HEADING in html_text(hit.toggle.area)
     assert hit.toggle.button.description == "Close"
     assert hit.children == (hit.html, hit.toggle.button, hit.toggle.area)  # the area, right below the button
     assert "devknow-hit-open" in hit._dom_classes  # the stylesheet hides the passage: the page shows it
-    calls = sdk_server.calls("get_documents")[before:]
+    calls = fetched(backend)[before:]
     assert calls == [{"tool": "get_documents", "arguments": {"names": [BUCKETS]}}]
 
     area = hit.toggle.area
@@ -145,17 +163,17 @@ def test_open_fetches_once_shows_in_place_and_folds(client: DevKnowClient, sdk_s
     hit.toggle.button.click()  # open again: no new request, no second area
     assert HEADING in html_text(hit.toggle.area)
     assert hit.toggle.area is area and hit.children == (hit.html, hit.toggle.button, area)
-    assert len(sdk_server.calls("get_documents")) == before + 1
+    assert len(fetched(backend)) == before + 1
 
 
-def test_a_second_view_opens_from_the_clients_cache(client: DevKnowClient, sdk_server: Any) -> None:
+def test_a_second_view_opens_from_the_clients_cache(client: DevKnowClient, backend: StaticBackend) -> None:
     results = client.search_documents("bucket region")
-    HitList(results).hit_views[0].toggle.button.click()
-    before = len(sdk_server.calls("get_documents"))
-    other = next(h for h in HitList(results).hit_views if h.hit.parent == results[0].parent)
+    HitList(results, actions=client).hit_views[0].toggle.button.click()
+    before = len(fetched(backend))
+    other = next(h for h in HitList(results, actions=client).hit_views if h.hit.parent == results[0].parent)
     other.toggle.button.click()
     assert other.toggle.button.description == "Close" and other.toggle.view is not None
-    assert len(sdk_server.calls("get_documents")) == before
+    assert len(fetched(backend)) == before
 
 
 def test_an_unknown_document_shows_one_error_line(client: DevKnowClient) -> None:
@@ -172,7 +190,7 @@ def test_a_server_that_went_away_shows_one_error_line(sdk_server_factory: Any) -
     with DevKnowClient(server.url, timeout=5, connect_timeout=2, offline_store=False) as client:
         results = client.search_documents("bucket region")
         server.stop()
-        hit = HitList(results).hit_views[0]
+        hit = HitList(results, actions=client).hit_views[0]
         hit.toggle.button.click()
         text = html_text(hit.toggle.area)
         assert "devknow-error" in text and "TransportError: Could not connect" in text and "Traceback" not in text
@@ -180,7 +198,7 @@ def test_a_server_that_went_away_shows_one_error_line(sdk_server_factory: Any) -
         assert "devknow-hit-open" not in hit._dom_classes  # nothing opened: the passage stays in view
 
 
-def test_hits_built_by_hand_cannot_open() -> None:
+def test_hits_given_no_actions_cannot_open() -> None:
     view = HitList(many_hits(1))
     toggle = view.hit_views[0].toggle
     assert toggle.button.disabled and "No client" in toggle.button.tooltip
@@ -248,20 +266,20 @@ def display_documents(docs: list[Document]) -> Any:
 # -- answers ----------------------------------------------------------------------------------------------------
 
 
-def test_answer_view_renders_the_answer_and_opens_references(client: DevKnowClient, sdk_server: Any) -> None:
+def test_answer_view_renders_the_answer_and_opens_references(client: DevKnowClient, backend: StaticBackend) -> None:
     answer = client.answer_query("Which region should a bucket use?")
     assert answer.references
-    view = AnswerView(answer)
+    view = AnswerView(answer, actions=client)
     value = view.html.value
     assert "<b>Answer</b> to <q>Which region should a bucket use?</q>" in value
     assert 'class="devknow-refs">References' in value
     first = view.toggles[0]
     assert f"1. <a href=\"https://{answer.references[0].removeprefix('documents/')}\"" in html_text(view)
     assert not any(toggle.has_area for toggle in view.toggles)  # areas come with the first Open
-    before = len(sdk_server.calls("get_documents"))
+    before = len(fetched(backend))
     first.button.click()
     assert first.button.description == "Close" and "</h1>" in html_text(first.area)
-    assert len(sdk_server.calls("get_documents")) == before + 1
+    assert len(fetched(backend)) == before + 1
     rows = list(view.children)
     assert first.button in rows[1].children and rows[2] is first.area  # the page sits right below its row
     assert [toggle.has_area for toggle in view.toggles] == [True] + [False] * (len(view.toggles) - 1)

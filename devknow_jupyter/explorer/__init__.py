@@ -484,7 +484,7 @@ class Explorer:
 
 def _default_client() -> DevKnowClient:
     """The kernel's shared client when the magics are loaded, else a new client."""
-    from ..magics import shared_client
+    from ..session import shared_client
 
     client = shared_client()
     if client is not None:

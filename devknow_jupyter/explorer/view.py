@@ -66,7 +66,9 @@ _CSS = """
 """.strip()
 
 # The renderer's heading ids and the in-page links to them (id="dk-…", href="#dk-…").
-_HEADING_IDS = re.compile(r'\b(id="|href="#)dk-')
+# The renderer numbers each output's ids (dk-<page>-<n>-slug); the contents and the page are two renderings
+# here, so the view's own prefix replaces both numbers.
+_HEADING_IDS = re.compile(r'\b(id="|href="#)dk-(?:[0-9a-f]{6}-[0-9a-f]+-)?')
 
 
 class ExplorerView:

@@ -213,7 +213,7 @@ class LocalBackend:
             # Like the service: the whole call fails; the client splits the batch to keep the known ones.
             shown = ", ".join(missing)
             plural = "s" if len(missing) > 1 else ""
-            raise ToolError(f"{tool} failed: NOT_FOUND: document{plural} not found: {shown}", tool=tool)
+            raise ToolError(f"{tool} failed: NOT_FOUND: document{plural} not found: {shown}", tool=tool, not_found=True)
         return {"documents": documents}
 
 

@@ -17,8 +17,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
+import itertools
 import re
 import threading
 from dataclasses import dataclass
@@ -214,15 +216,53 @@ def render_markdown(
         text: The Markdown (a document's ``content``, a search passage, an answer).
         base_url: The page's URL, for relative links and images and for the heading-id prefix.
         max_chars: Render only about this many characters (cut at a paragraph boundary); None or 0 for
-            all of it. By default, ``devknow_jupyter.display.options.max_chars`` (100,000): long pages
+            all of it. By default, ``devknow_jupyter.render.settings.options.max_chars`` (100,000): long pages
             render quickly and say they were cut, rather than freezing the notebook.
     """
     if max_chars is ...:
-        from ..display import options
+        from .settings import options
 
         max_chars = options.max_chars
     limit = max_chars if max_chars and max_chars > 0 else None
-    return _render(text or "", _usable_base(base_url), limit)
+    return _unique_ids(_render(text or "", _usable_base(base_url), limit))
+
+
+_outputs = itertools.count(1)
+_ID_OR_ANCHOR = re.compile(r'\b(id="|href="#)(' + re.escape(ID_PREFIX) + r"[0-9a-f]{6})-")
+
+
+def _unique_ids(rendered: RenderedMarkdown) -> RenderedMarkdown:
+    """The rendering with heading ids (and the links to them) unique to this output: the same page shown
+    twice in a notebook keeps each contents list pointing into its own copy."""
+    number = next(_outputs)
+    marked = _ID_OR_ANCHOR.sub(lambda m: f"{m.group(1)}{m.group(2)}-{number:x}-", rendered.html)
+    toc = tuple(
+        TocEntry(entry.level, re.sub(r"^(" + re.escape(ID_PREFIX) + r"[0-9a-f]{6})-", rf"\1-{number:x}-", entry.id),
+                 entry.text)
+        for entry in rendered.toc
+    )
+    return dataclasses.replace(rendered, html=marked, toc=toc)
+
+
+_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")')
+_SOURCE_SUFFIX = re.compile(r"^([^?#]*?)(?:\.md|\.markdown)(?=$|[?#])", re.IGNORECASE)
+
+
+def _public_links(raw: str, slugs: dict[str, str]) -> str:
+    """Relative links as the page's public site has them, before the sanitizer resolves them: a ``.md``
+    source suffix dropped (``auth.credential.md#x`` is the page ``auth.credential#x``), and ``#anchor``
+    pointed at the heading's id in this rendering (``slugs``: anchor as written → our id)."""
+
+    def fix(match: re.Match[str]) -> str:
+        url = html.unescape(match.group(2))
+        if url.startswith("#"):
+            target = slugs.get(url[1:])
+            url = f"#{target}" if target else url
+        elif not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//", url):
+            url = _SOURCE_SUFFIX.sub(r"\1", url)
+        return f"{match.group(1)}{html.escape(url, quote=True)}{match.group(3)}"
+
+    return _HREF.sub(fix, raw)
 
 
 @lru_cache(maxsize=32)
@@ -235,7 +275,21 @@ def _render(text: str, base_url: str | None, max_chars: int | None) -> RenderedM
     md.reset()
     raw = md.convert(_plain_code_after(_CONTROL.sub("", shown), HIGHLIGHT_CHARS))
     toc = tuple(_flatten_toc(getattr(md, "toc_tokens", [])))
-    return RenderedMarkdown(sanitize_html(raw, base_url=base_url), toc, kept, len(text))
+    slugs = {entry.id.removeprefix(state["prefix"]): entry.id for entry in toc}
+    cleaned = _in_page(sanitize_html(_public_links(raw, slugs), base_url=base_url), set(slugs.values()))
+    return RenderedMarkdown(cleaned, toc, kept, len(text))
+
+
+def _in_page(cleaned: str, ids: set[str]) -> str:
+    # The sanitizer resolves "#dk-…" against the page's URL and opens links in a new tab; a link to a heading
+    # of this output stays in the notebook.
+    def local(match: re.Match[str]) -> str:
+        if match.group(3) not in ids:
+            return match.group(0)
+        rest = re.sub(r'\s*target="_blank"', "", match.group(1) + match.group(4))
+        return f'<a {rest.strip()} href="#{match.group(3)}">'.replace("  ", " ")
+
+    return re.sub(r'<a ([^>]*?)href="([^"#]*)#([^"]+)"([^>]*)>', local, cleaned)
 
 
 def _plain_code_after(text: str, start: int) -> str:
@@ -496,8 +550,28 @@ _MD_MARKS = re.compile(r"(\*\*|__|`+|~~)")
 _HTML_TAG = re.compile(r"<[^>]{0,500}>")
 
 
+#: A line that only labels what follows ("Returns:", "Parameters:", "**Example:**"): no excerpt starts there.
+_BARE_LABEL = re.compile(r"^\W*(?:\w[\w ()`.-]{0,30}?)\W*:\W*$")
+
+
+def is_bare_label(line: str) -> bool:
+    """True for a line that only labels what follows (``Returns:``), which says nothing on its own."""
+    text = line.strip()
+    return bool(text) and len(text.split()) <= 4 and bool(_BARE_LABEL.match(text))
+
+
+def without_leading_labels(text: str) -> str:
+    """``text`` from its first line that says something: leading bare labels (``Returns:``) and blank lines go."""
+    lines = (text or "").splitlines()
+    start = 0
+    while start < len(lines) and (not lines[start].strip() or is_bare_label(lines[start])):
+        start += 1
+    return "\n".join(lines[start:]) if start < len(lines) else text
+
+
 def plain_excerpt(text: str, width: int = 100) -> str:
-    """The first line of prose in Markdown ``text`` (no headings, fences, markup), cut to ``width``."""
+    """The first line of prose in Markdown ``text`` (no headings, fences, markup, bare labels such as
+    ``Returns:``), cut to ``width``."""
     in_fence = False
     for raw_line in (text or "").splitlines():
         line = raw_line.strip()
@@ -508,6 +582,6 @@ def plain_excerpt(text: str, width: int = 100) -> str:
             continue
         line = _HTML_TAG.sub("", _MD_MARKS.sub("", _MD_LINK.sub(r"\1", line))).lstrip(">*-+ ").strip()
         line = " ".join(line.split())
-        if line:
+        if line and not is_bare_label(line):
             return line if len(line) <= width else line[: width - 1].rstrip() + "…"
     return ""

@@ -29,6 +29,7 @@ from .markdown import (
     source_html,
     toc_html,
     truncate_markdown,
+    without_leading_labels,
 )
 from .style import ROOT_CLASS, style_block
 from .twin import code_span, link_destination
@@ -201,7 +202,8 @@ def hits_header_html(results: SearchResults) -> str:
 def _passage(hit: DocumentChunk, preview_chars: int | None) -> tuple[str, bool]:
     """The passage's Markdown, shortened to a preview when ``preview_chars`` is set; and whether it was."""
     body = _chunk_body(hit)
-    return preview_markdown(body, preview_chars) if preview_chars else (body, False)
+    # A preview starts where the passage says something, not at a bare "Returns:".
+    return preview_markdown(without_leading_labels(body), preview_chars) if preview_chars else (body, False)
 
 
 def hit_html(

@@ -3,7 +3,7 @@
 Building blocks, reusable by other views (e.g. an explorer):
 
 * :class:`DocumentToggle`: an Open/Close button and the area below it; Open fetches one document through
-  the client that made the result (shared client, shared cache) and shows it in place.
+  the actions the caller handed in (:mod:`.actions`; results hold no client) and shows it in place.
 * :class:`DocumentView`: a document's header, contents list and rendered Markdown, with "Show all" when
   it was truncated.
 * :class:`HitView`, :class:`HitList` (paged with "Show more"), :class:`DocumentsView`, :class:`AnswerView`.
@@ -28,12 +28,12 @@ except ImportError:  # pragma: no cover - other ipywidgets versions: each HTML k
     _HTMLStyle = None
 
 from . import static
+from .actions import ResultActions, as_actions
 from .style import ROOT_CLASS, style_block
 
 if TYPE_CHECKING:
-    from ..client import DevKnowClient
-    from ..display import DisplayOptions
     from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
+    from .settings import DisplayOptions
 
 __all__ = [
     "AnswerView",
@@ -44,14 +44,13 @@ __all__ = [
     "HitView",
     "WidgetParts",
     "error_html",
-    "view_for",
 ]
 
 
 def _options(options: DisplayOptions | None) -> DisplayOptions:
     if options is not None:
         return options
-    from ..display import options as shared
+    from .settings import options as shared
 
     return shared
 
@@ -192,9 +191,9 @@ class DocumentView(_CheapRepr, widgets.VBox):
 class DocumentToggle(_CheapRepr):
     """An **Open** button and the area below it: Open fetches the document and shows it; Close folds it.
 
-    The document is fetched through ``client.get_documents([name])`` on the first click only (the client's
-    cache serves other views of the same document); a failure shows as one line in the area and the
-    button offers Open again.
+    The document is fetched through ``actions.open(name)`` on the first click only (a client's cache serves
+    other views of the same document); a failure shows as one line in the area and the button offers Open
+    again. ``actions`` may be a :class:`~.actions.ResultActions`, a client, or None (the button is disabled).
 
     The area is made on first use (:attr:`area`), so a list of closed hits costs no widget for it. A view
     holding the toggle passes ``place``, called once with the new area to put it on screen, and may pass
@@ -204,7 +203,7 @@ class DocumentToggle(_CheapRepr):
     def __init__(
         self,
         name: str,
-        client: DevKnowClient | None,
+        actions: ResultActions | Any | None,
         *,
         options: DisplayOptions | None = None,
         label: str = "Open",
@@ -213,7 +212,7 @@ class DocumentToggle(_CheapRepr):
         on_change: Callable[[bool], None] | None = None,
     ) -> None:
         self.name = name
-        self.client = client
+        self.actions = as_actions(actions)
         self.label = label
         self._opts = _options(options)
         self._parts = parts
@@ -222,15 +221,16 @@ class DocumentToggle(_CheapRepr):
         self._area: widgets.VBox | None = None
         self.view: DocumentView | None = None
         self.error: BaseException | None = None
-        tooltip = f"Show {name} here" if client is not None else "No client to fetch with (built by hand)"
+        disabled = self.actions is None
+        tooltip = f"Show {name} here" if not disabled else "No client to fetch with (no actions given)"
         if parts is None:
-            self.button = _button(label, tooltip=tooltip, icon="book", disabled=client is None)
+            self.button = _button(label, tooltip=tooltip, icon="book", disabled=disabled)
         else:
             self.button = widgets.Button(
                 description=label,
                 tooltip=tooltip,
                 icon="book",
-                disabled=client is None,
+                disabled=disabled,
                 layout=parts.button,
                 style=parts.button_style,
             )
@@ -265,14 +265,14 @@ class DocumentToggle(_CheapRepr):
 
     def open(self) -> None:
         """Fetch the document (first time only) and show it below the button."""
-        if self.client is None:
+        if self.actions is None:
             return
         if self.view is None:
             self.button.description = "Opening…"
             self.button.disabled = True
             try:
-                docs = self.client.get_documents([self.name])
-                self.view = DocumentView(docs[0], options=self._opts, header=False, style=False)
+                document = self.actions.open(self.name)
+                self.view = DocumentView(document, options=self._opts, header=False, style=False)
             except Exception as exc:
                 self._report(exc)
                 return
@@ -298,7 +298,7 @@ class DocumentToggle(_CheapRepr):
         self.error = exc
         self.area.children = (_html(error_html(exc)),)
         self.button.description = self.label
-        self.button.disabled = self.client is None
+        self.button.disabled = self.actions is None
         self._changed()
 
 
@@ -318,7 +318,7 @@ class HitView(_CheapRepr, widgets.VBox):
         hit: DocumentChunk,
         number: int | None = None,
         *,
-        client: DevKnowClient | None = None,
+        actions: ResultActions | Any | None = None,
         options: DisplayOptions | None = None,
         style: bool = False,
         parts: WidgetParts | None = None,
@@ -331,7 +331,7 @@ class HitView(_CheapRepr, widgets.VBox):
         inner = static.hit_html(hit, number, max_chars=opts.max_chars or None, preview_chars=preview_chars)
         self.html = parts.html(_root(inner, style=style))
         self.toggle = DocumentToggle(
-            hit.parent, client, options=opts, parts=parts, place=self._place_area, on_change=self._opened
+            hit.parent, actions, options=opts, parts=parts, place=self._place_area, on_change=self._opened
         )
         self.children = (self.html, self.toggle.button)
         self.add_class("devknow-hit-widget")
@@ -355,12 +355,12 @@ class HitList(_CheapRepr, widgets.VBox):
         self,
         results: SearchResults,
         *,
-        client: DevKnowClient | None = None,
+        actions: ResultActions | Any | None = None,
         options: DisplayOptions | None = None,
     ) -> None:
         super().__init__(layout=widgets.Layout(width="100%"))
         self.results = results
-        self.client = client if client is not None else results._client
+        self.actions = as_actions(actions)
         self._opts = _options(options)
         self.header = _html(_root(static.hits_header_html(results), "devknow-hits", style=True))
         self.items = widgets.VBox(layout=widgets.Layout(width="100%"))
@@ -383,7 +383,7 @@ class HitList(_CheapRepr, widgets.VBox):
             HitView(
                 hit,
                 number,
-                client=self.client,
+                actions=self.actions,
                 options=self._opts,
                 parts=self._parts,
                 preview_chars=self._opts.preview_chars or None,
@@ -446,12 +446,16 @@ class AnswerView(_CheapRepr, widgets.VBox):
     each with its link and an Open button like a hit's."""
 
     def __init__(
-        self, answer: Answer, *, client: DevKnowClient | None = None, options: DisplayOptions | None = None
+        self,
+        answer: Answer,
+        *,
+        actions: ResultActions | Any | None = None,
+        options: DisplayOptions | None = None,
     ) -> None:
         super().__init__(layout=widgets.Layout(width="100%"))
         opts = _options(options)
         self.answer = answer
-        self.client = client if client is not None else answer._client
+        self.actions = as_actions(actions)
         inner = static.answer_header_html(answer) + static.answer_text_html(answer, max_chars=opts.max_chars or None)
         if answer.references:
             inner += '<div class="devknow-refs">References</div>'
@@ -466,7 +470,7 @@ class AnswerView(_CheapRepr, widgets.VBox):
             line = widgets.HTML(_root(static.reference_html(name, number)), layout=line_layout, style=parts.html_style)
             head = widgets.HBox(layout=row_layout)
             # The reference's page area goes right below its row, made on the first Open.
-            toggle = DocumentToggle(name, self.client, options=opts, parts=parts, place=self._placer(head))
+            toggle = DocumentToggle(name, self.actions, options=opts, parts=parts, place=self._placer(head))
             head.children = (toggle.button, line)
             self.toggles.append(toggle)
             rows.append(head)
@@ -479,20 +483,3 @@ class AnswerView(_CheapRepr, widgets.VBox):
             self.children = tuple(rows)
 
         return place
-
-
-def view_for(obj: Any, *, options: DisplayOptions | None = None) -> widgets.Widget | None:
-    """The live view of a result object, or None when it has none."""
-    from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
-
-    if isinstance(obj, SearchResults):
-        return HitList(obj, options=options)
-    if isinstance(obj, DocumentChunk):
-        return HitView(obj, client=obj._client, options=options, style=True)  # one hit alone: all its passage
-    if isinstance(obj, Documents):
-        return DocumentsView(obj, options=options)
-    if isinstance(obj, Document):
-        return DocumentView(obj, options=options)
-    if isinstance(obj, Answer):
-        return AnswerView(obj, options=options)
-    return None

@@ -219,7 +219,7 @@ class RestBackend:
         try:
             response = self._invoke("get_documents", self._client.batch_get_documents, {"names": names})
         except ToolError as exc:
-            if exc.code != 404:
+            if not exc.not_found:
                 raise
             if len(names) == 1:
                 return []

@@ -89,7 +89,8 @@ def api_failure(
             f"The service refused the filter: {message}",
             hint='Filters compare data_source, uri and update_time exactly, e.g. data_source = "firebase.google.com".',
         )
-    return ToolError(f"{tool} failed: {said} (HTTP {status})", code=status, tool=tool)
+    not_found = status == 404 or state == "NOT_FOUND"
+    return ToolError(f"{tool} failed: {said} (HTTP {status})", code=status, tool=tool, not_found=not_found)
 
 
 def network_failure(exc: BaseException, *, endpoint: str, timeout: float) -> TransportError:

@@ -21,6 +21,7 @@ from ..errors import (
     ToolError,
     TransportError,
 )
+from . import wire
 from .decode import parse_json
 
 __all__ = ["check_shape", "error_member", "http_failure", "looks_like_quota", "rpc_failure", "tool_result"]
@@ -55,6 +56,20 @@ def looks_like_quota(code: Any = None, message: Any = "", data: Any = None, stat
     return bool(_QUOTA_TEXT.search(text))
 
 
+def says_not_found(message: Any = "", data: Any = None, status: Any = None) -> bool:
+    """Whether an error reply says the thing asked for does not exist.
+
+    The service's tool errors carry its status word in their text (``NOT_FOUND: document … not found``);
+    a JSON-RPC error may carry it in ``status`` or ``data``. Decided here, where the reply is read.
+    """
+    if status == "NOT_FOUND":
+        return True
+    if isinstance(data, dict) and (data.get("status") == "NOT_FOUND" or data.get("code") == 404):
+        return True
+    text = str(message or "").upper()
+    return "NOT_FOUND" in text or "NOT FOUND" in text or "UNKNOWN DOCUMENT" in text
+
+
 def _quota(message: str, retry_after: float | None) -> QuotaExceededError:
     wait = f" Try again in {retry_after:g} s." if retry_after else ""
     return QuotaExceededError(f"The service's quota is used up: {_short(message)}.{wait}", retry_after=retry_after)
@@ -69,7 +84,11 @@ def rpc_failure(error: dict[str, Any], *, tool: str | None, method: str) -> DevK
         return _quota(message, None)
     what = f"{tool}" if tool else method
     return ToolError(
-        f"{what} failed: {_short(message)} (JSON-RPC {code})", code=code if isinstance(code, int) else None, tool=tool
+        f"{what} failed: {_short(message)} (JSON-RPC {code})",
+        code=code if isinstance(code, int) else None,
+        tool=tool,
+        # "Method not found" is about the method, not about a document.
+        not_found=code != wire.METHOD_NOT_FOUND and says_not_found(message, data, error.get("status")),
     )
 
 
@@ -139,7 +158,7 @@ def tool_result(result: Any, *, tool: str) -> dict[str, Any]:
         message = " ".join(str(text) for text in texts).strip() or "the tool reported an error"
         if looks_like_quota(message=message):
             raise _quota(message, None)
-        raise ToolError(f"{tool} failed: {_short(message)}", tool=tool)
+        raise ToolError(f"{tool} failed: {_short(message)}", tool=tool, not_found=says_not_found(message))
     structured = result.get("structuredContent")
     if isinstance(structured, dict):
         return check_shape(tool, structured)

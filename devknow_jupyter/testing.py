@@ -1,0 +1,151 @@
+"""In-process backends for fast tests, as httpx's ``MockTransport`` is for httpx.
+
+Hand one to :class:`~devknow_jupyter.DevKnowClient` and no server, socket or SQLite file is involved::
+
+    from devknow_jupyter import DevKnowClient
+    from devknow_jupyter.testing import StaticBackend
+
+    backend = StaticBackend(documents=[{"name": "documents/docs.lantern.test/setup",
+                                        "content": "# Set up Lantern\\n\\nInstall the relay first."}])
+    client = DevKnowClient(backend=backend, cache=False)
+    client.search_documents("install relay")
+
+* :class:`InProcessBackend` calls ``handler(tool, arguments)`` for every tool call and returns what it
+  returns (the service's JSON shape); the handler raises a ``DevKnowError`` for a failure, as a server would.
+* :class:`StaticBackend` answers the three tools from a list of documents: a search returns their passages
+  ranked by shared words, unknown names fail the whole ``get_documents`` call with ``NOT_FOUND`` (as the
+  service does), and ``answer_query`` returns the best passage with its page as the reference.
+
+Both keep the :class:`~devknow_jupyter.backend.Backend` contract (``kind``, ``endpoint``, ``call_tool``,
+``list_tools``, ``close``) and count their calls in ``calls``, so a test can tell a cached result from a request.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .errors import ConfigurationError, ToolError
+from .models import Document
+from .tools import MAX_NAMES_PER_CALL, TOOL_NAMES, tool_definitions
+
+__all__ = ["InProcessBackend", "StaticBackend"]
+
+Handler = Callable[[str, dict[str, Any]], dict[str, Any]]
+_WORD = re.compile(r"\w+")
+
+
+class InProcessBackend:
+    """A backend that answers each tool call with ``handler(tool, arguments)``, in the calling thread.
+
+    Args:
+        handler: Returns the tool's structured result (e.g. ``{"results": [...]}``) or raises a DevKnowError.
+        endpoint: What the client shows as its endpoint (and keys its cache by).
+        tools: What ``list_tools`` returns; by default the service's three tool definitions.
+    """
+
+    kind = "local"  # no key, no offline copy: what the client does for an in-process index
+
+    def __init__(
+        self, handler: Handler, *, endpoint: str = "memory://devknow", tools: list[dict[str, Any]] | None = None
+    ) -> None:
+        self.endpoint = endpoint
+        self._handler = handler
+        self._tools = tools if tools is not None else tool_definitions()
+        self._lock = threading.Lock()
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.closed = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.endpoint!r} calls={len(self.calls)}>"
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Record the call and return the handler's result."""
+        if self.closed:
+            raise ConfigurationError("This backend is closed.")
+        with self._lock:
+            self.calls.append((name, dict(arguments)))
+        return self._handler(name, dict(arguments))
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """The tool definitions given (a copy)."""
+        return [dict(tool) for tool in self._tools]
+
+    def close(self) -> None:
+        """Mark the backend closed; safe to call twice."""
+        self.closed = True
+
+
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(text)}
+
+
+def _passages(document: Document) -> list[str]:
+    # A passage per Markdown section: a heading starts a new one, as the service's chunks do.
+    parts = re.split(r"\n(?=#{1,6} )", document.content.strip())
+    return [part.strip() for part in parts if part.strip()]
+
+
+class StaticBackend(InProcessBackend):
+    """A backend serving the three tools from ``documents`` (``Document`` objects or the service's dicts).
+
+    Args:
+        documents: The pages it knows.
+        answers: Optional answer text per exact question; other questions get the best passage.
+        endpoint: As for :class:`InProcessBackend`.
+    """
+
+    def __init__(
+        self,
+        documents: Iterable[Document | dict[str, Any]] = (),
+        *,
+        answers: dict[str, str] | None = None,
+        endpoint: str = "memory://devknow",
+    ) -> None:
+        super().__init__(self._answer_tool, endpoint=endpoint)
+        docs = [doc if isinstance(doc, Document) else Document.from_dict(doc) for doc in documents]
+        self.documents = {doc.name: doc for doc in docs}
+        self.answers = dict(answers or {})
+
+    def _answer_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if name == "search_documents":
+            return {"results": self._search(str(arguments.get("query") or ""))}
+        if name == "get_documents":
+            return self._get(arguments.get("names"))
+        if name == "answer_query":
+            return self._answer(str(arguments.get("query") or ""))
+        raise ToolError(f"Unknown tool: {name} (this backend offers {', '.join(TOOL_NAMES)})", code=-32602, tool=name)
+
+    def _search(self, query: str) -> list[dict[str, str]]:
+        wanted = _words(query)
+        if not wanted:
+            raise ToolError("search_documents failed: INVALID_ARGUMENT: query is empty", tool="search_documents")
+        scored = []
+        for doc in self.documents.values():
+            for number, passage in enumerate(_passages(doc)):
+                score = len(wanted & _words(passage))
+                if score:
+                    scored.append((-score, doc.name, number, passage))
+        scored.sort()
+        return [{"parent": name, "id": f"{name}#{n}", "content": text} for _, name, n, text in scored[:10]]
+
+    def _get(self, names: Any) -> dict[str, Any]:
+        tool = "get_documents"
+        if not isinstance(names, list) or not names or len(names) > MAX_NAMES_PER_CALL:
+            raise ToolError(f"{tool} failed: INVALID_ARGUMENT: 1 to {MAX_NAMES_PER_CALL} names", tool=tool)
+        missing = [item for item in names if item not in self.documents]
+        if missing:  # like the service: the whole call fails, and the client splits the batch
+            raise ToolError(f"{tool} failed: NOT_FOUND: {', '.join(missing)}", tool=tool, not_found=True)
+        return {"documents": [self.documents[item].to_dict() for item in names]}
+
+    def _answer(self, query: str) -> dict[str, Any]:
+        if query in self.answers:
+            best = self._search(query) if _words(query) else []
+            return {"answerText": self.answers[query], "references": [hit["parent"] for hit in best[:3]]}
+        hits = self._search(query)
+        if not hits:
+            return {"answerText": "The documents say nothing about that.", "references": []}
+        # Built from a passage, not by a model: extractive, as the local index's answers are.
+        return {"answerText": hits[0]["content"], "references": [hits[0]["parent"]], "extractive": True}
