@@ -26,12 +26,15 @@ from pathlib import Path
 import pytest
 
 from devknow_jupyter import DevKnowClient
-from devknow_jupyter.cli import main
+from devknow_jupyter.cli import EXIT_STATUS, main
 from devknow_jupyter.errors import LocalIndexError
 from devknow_jupyter.local.index import LocalIndex
 from devknow_jupyter.local.paths import default_index_path
 
 from .conftest import ROOT
+
+#: What `devknow` exits with for broken local state (one status per error class).
+LOCAL_INDEX_STATUS = EXIT_STATUS[LocalIndexError]
 
 
 def write_pages(folder: Path, count: int, words: int = 300) -> Path:
@@ -98,11 +101,11 @@ def test_a_damaged_index_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.C
     capsys.readouterr()
     damage_table(default_index_path(), "documents")
 
-    assert main(["index", str(docs)]) == 1
+    assert main(["index", str(docs)]) == LOCAL_INDEX_STATUS
     line = one_line(capsys.readouterr().err)
     assert line.startswith(f"devknow: error: Could not index {docs}: the local index {default_index_path()} is damaged")
     assert "move it aside or delete it, then run `devknow index` again" in line
-    assert main(["--endpoint", "local", "search", "marker3"]) == 1
+    assert main(["--endpoint", "local", "search", "marker3"]) == LOCAL_INDEX_STATUS
     assert "is damaged" in one_line(capsys.readouterr().err)
 
     default_index_path().unlink()  # what the line says to do; then everything works again
@@ -147,7 +150,7 @@ def test_a_full_disk_in_devknow_index_is_one_line_and_exit_1(tmp_path: Path) -> 
     docs = write_pages(tmp_path / "docs", 80)
     cache = tmp_path / "cache"
     done = run_cli("index", str(docs), env={"DEVKNOW_CACHE_DIR": str(cache)}, limit_bytes=400_000)
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.returncode == LOCAL_INDEX_STATUS, done.stdout + done.stderr
     line = one_line(done.stderr)
     assert line.startswith(f"devknow: error: Could not index {docs}: ")
     assert "full" in line and "free some space" in line
@@ -167,11 +170,11 @@ def test_a_file_where_the_cache_folder_should_be(tmp_path: Path, monkeypatch, ca
     blocker.write_text("a file, not a folder")
     for cache in (blocker, blocker / "sub"):
         monkeypatch.setenv("DEVKNOW_CACHE_DIR", str(cache))
-        assert main(["index", str(docs)]) == 1
+        assert main(["index", str(docs)]) == LOCAL_INDEX_STATUS
         line = one_line(capsys.readouterr().err)
         assert f"{blocker} is a file, where the local index's folder should be" in line
         assert "set DEVKNOW_CACHE_DIR to a folder you can write" in line
-        assert main(["search", "marker1"]) == 1  # no key: the local index, which can't be opened
+        assert main(["search", "marker1"]) == LOCAL_INDEX_STATUS  # no key: the local index, which can't be opened
         assert "is a file" in one_line(capsys.readouterr().err)
     with pytest.raises(LocalIndexError, match="is a file"):  # not an index kept in memory
         DevKnowClient("local")
@@ -197,11 +200,11 @@ def read_only_folder(tmp_path: Path) -> Iterator[Path]:
 def test_a_read_only_cache_folder(tmp_path: Path, read_only_folder: Path, monkeypatch, capsys) -> None:
     docs = write_pages(tmp_path / "docs", 3)
     monkeypatch.setenv("DEVKNOW_CACHE_DIR", str(read_only_folder))
-    assert main(["index", str(docs)]) == 1
+    assert main(["index", str(docs)]) == LOCAL_INDEX_STATUS
     line = one_line(capsys.readouterr().err)
     assert line.startswith(f"devknow: error: Could not open the local index: the local index {read_only_folder}")
     assert "can't be written" in line and "set DEVKNOW_CACHE_DIR to a folder you can write" in line
-    assert main(["search", "marker1"]) == 1
+    assert main(["search", "marker1"]) == LOCAL_INDEX_STATUS
     assert "can't be written" in one_line(capsys.readouterr().err)
     assert list(read_only_folder.iterdir()) == []
 

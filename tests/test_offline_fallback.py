@@ -18,7 +18,7 @@ from IPython.utils.capture import capture_output
 
 from devknow_jupyter import DevKnowClient
 from devknow_jupyter.cache import shared_cache
-from devknow_jupyter.cli import main
+from devknow_jupyter.cli import EXIT_STATUS, main
 from devknow_jupyter.errors import (
     AuthenticationError,
     DocumentNotFoundError,
@@ -156,7 +156,8 @@ def test_devknow_search_and_status_on_the_command_line(closed_port_url: str, mon
     assert main(["--endpoint", closed_port_url, "get", CACHING]) == 0
     captured = capsys.readouterr()
     assert "# Caching" in captured.out and "could not be reached" in captured.err
-    assert main(["--endpoint", closed_port_url, "get", CACHING, "documents/nowhere.example/page"]) == 1
+    args = ["--endpoint", closed_port_url, "get", CACHING, "documents/nowhere.example/page"]
+    assert main(args) == EXIT_STATUS[DocumentNotFoundError]
     captured = capsys.readouterr()
     assert "# Caching" in captured.out
     assert re.search(r"error: Unknown document in the local index \(the service could not be reached\)", captured.err)

@@ -20,10 +20,22 @@ from pathlib import Path
 import pytest
 
 from devknow_jupyter import DevKnowClient, cli, packs
+from devknow_jupyter.errors import ConfigurationError
 from devknow_jupyter.packs.extract import checkout, documents
 from devknow_jupyter.packs.recipe import parse_recipe
 from tests.conftest import ROOT, free_port, stop_process, wait_for_port
 from tests.corpus_repos import CORPUS, SOURCES, make_repo
+
+#: What `devknow` exits with when a recipe or pack is refused (one status per error class).
+CONFIG_STATUS = cli.EXIT_STATUS[ConfigurationError]
+
+
+def _one_error(stderr: str) -> bool:
+    """One `devknow: error:` line, at most followed by its `devknow: hint:` line; no traceback."""
+    lines = stderr.strip("\n").split("\n")
+    return lines[0].startswith("devknow: error:") and all(line.startswith("devknow: hint:") for line in lines[1:]) and (
+        len(lines) <= 2
+    )
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not present")
 SKILLS = "documents/geminicli.com/docs/cli/skills"
@@ -69,9 +81,9 @@ def test_url_rules_map_paths_to_the_public_urls() -> None:
 def test_a_bad_recipe_is_one_line_naming_the_field(tmp_path: Path, text: str, message: str, capsys) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
-    assert cli.main(["pack", "build", str(path), "-o", str(tmp_path / "x.pack")]) == 1
+    assert cli.main(["pack", "build", str(path), "-o", str(tmp_path / "x.pack")]) == CONFIG_STATUS
     error = capsys.readouterr().err
-    assert message in error and str(path) in error and error.count("\n") == 1
+    assert message in error and str(path) in error and _one_error(error)
     assert not (tmp_path / "x.pack").exists()
 
 
@@ -179,9 +191,9 @@ def test_a_pinned_commit_missing_from_the_repository_is_one_line(repos, tmp_path
     repo, _, _ = repos["gemini-cli"]
     missing = "0" * 40
     args = ["pack", "build", "gemini-cli", "-o", str(tmp_path / "g.pack"), "--repo", f"gemini-cli={repo}@{missing}"]
-    assert cli.main(args) == 1
+    assert cli.main(args) == CONFIG_STATUS
     error = capsys.readouterr().err
-    assert error.startswith("devknow: error: gemini-cli: cannot fetch") and error.count("\n") == 1
+    assert error.startswith("devknow: error: gemini-cli: cannot fetch") and _one_error(error)
     assert not list(tmp_path.glob("g.pack*"))
 
 
@@ -220,7 +232,7 @@ def test_a_pack_is_added_listed_searched_and_removed(two_pack: Path, capsys) -> 
     with DevKnowClient("local") as client:
         hits = client.search_documents("firestore collection reference")
         assert not any(hit.parent.startswith("documents/firebase.google.com") for hit in hits)
-    assert cli.main(["pack", "remove", "google-docs"]) == 1
+    assert cli.main(["pack", "remove", "google-docs"]) == CONFIG_STATUS
     assert "No pack named 'google-docs' is installed" in capsys.readouterr().err
 
 
@@ -276,9 +288,9 @@ def test_damaged_and_newer_packs_are_refused_without_touching_the_others(
     packs.add(two_pack)
     bad = make(two_pack, tmp_path)
     for args in (["pack", "add", str(bad)], ["--endpoint", f"local:{bad}", "search", "firestore"]):
-        assert cli.main(args) == 1
+        assert cli.main(args) == CONFIG_STATUS
         error = capsys.readouterr().err
-        assert message in error and error.count("\n") == 1, error
+        assert message in error and _one_error(error), error
     assert [manifest["name"] for manifest in packs.installed()] == ["google-docs"]
     with DevKnowClient("local") as client:
         assert client.get_documents([SKILLS])[0].name == SKILLS
@@ -336,7 +348,7 @@ def test_serve_refuses_a_damaged_pack_in_one_line(two_pack: Path, tmp_path: Path
         text=True,
         timeout=60,
     )
-    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "damaged.pack is damaged" in done.stderr
+    assert done.returncode == CONFIG_STATUS and _one_error(done.stderr) and "damaged.pack is damaged" in done.stderr
 
 
 def test_a_folder_of_markdown_becomes_a_pack(tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from devknow_jupyter import DevKnowClient
-from devknow_jupyter.errors import AuthenticationError, DocumentNotFoundError
+from devknow_jupyter.cli import EXIT_STATUS
+from devknow_jupyter.errors import AuthenticationError, ConfigurationError, DocumentNotFoundError
 from devknow_jupyter.tools import TOOLS, tool_definitions
 from tests.conftest import ROOT, free_port, stop_process, wait_for_port
 
@@ -449,7 +450,7 @@ def test_allow_host_refuses_what_is_not_a_host_name(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60,
         env={**os.environ, "DEVKNOW_CACHE_DIR": str(tmp_path / "cache")},
     )  # fmt: skip
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == EXIT_STATUS[ConfigurationError], done.stderr
     assert done.stderr.strip() == (
         "devknow: error: --allow-host takes a host name or address, optionally with :PORT, "
         "not 'http://docs.lantern.test/'."

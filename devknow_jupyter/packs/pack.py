@@ -244,7 +244,9 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
             raise PackError(f"{shown} holds index schema {meta.get('schema')}, this version reads {SCHEMA_VERSION}.")
         problems = [row[0] for row in db.execute("PRAGMA quick_check") if row[0] != "ok"]
         if problems:
-            raise PackError(f"{shown} is damaged: {problems[0]}", hint="Build or download it again.")
+            # SQLite's report runs over many lines; its first line says enough.
+            first = problems[0].strip().splitlines()[0] if problems[0].strip() else "integrity check failed"
+            raise PackError(f"{shown} is damaged: {first}", hint="Build or download it again.")
         manifest = json.loads(meta.get("user:pack_manifest") or "{}")
         if not isinstance(manifest, dict) or not isinstance(manifest.get("sources"), list):
             raise PackError(f"{shown} is damaged: its manifest is unreadable.")
