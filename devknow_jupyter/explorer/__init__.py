@@ -84,6 +84,14 @@ _PARTS = [
     "widget",
 ]
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# The live widget's own twins: one line pointing at the static copy below it. Its HTML has our root class, so
+# the JupyterLab extension shows it in place of the widget in a notebook reopened without its kernel.
+_LIVE_NOTE = "Documentation explorer: what it showed last is saved below."
+_LIVE_TWINS = {
+    "text/plain": _LIVE_NOTE,
+    "text/markdown": f"*{_LIVE_NOTE}*",
+    "text/html": f'<div class="devknow devknow-explorer-live">{_LIVE_NOTE}</div>',
+}
 
 
 def explore(query: str | None = None, client: DevKnowClient | None = None, *, source: str | None = None) -> Explorer:
@@ -304,7 +312,7 @@ class Explorer:
         if widgets_available():
             view = (self.widget._repr_mimebundle_() or {}).get(_WIDGET_MIME)
             if view is not None:
-                display({_WIDGET_MIME: view, "text/plain": "Documentation explorer (a live widget)"}, raw=True)
+                display({_WIDGET_MIME: view, **_LIVE_TWINS}, raw=True)
         with self._lock:
             if self._display_id is None:
                 self._display_id = f"devknow-explorer-{uuid.uuid4().hex}"
