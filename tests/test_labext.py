@@ -28,7 +28,7 @@ import pytest
 from tests.conftest import ROOT, RunningServer, free_port, start_sdk_server, stop_process
 
 ENABLE_FILE = ROOT / "labextension" / "jupyter-config" / "server" / "devknow_jupyter.labext.json"
-KEY = "AIzaSyLabextSecretKey0123456789abcdefgh"
+KEY = "dk-test-labext-secret-key-0123456789abcdefgh"
 
 
 @dataclass

@@ -31,7 +31,7 @@ QUERY = "restrict an API key"
 QUESTION = "How do I restrict an API key?"
 WORD = "quotas"  # alone on the first line of the notebook's cell, so a double click selects it
 PANEL = "#devknow-docs"
-KEY = "AIzaSyBrowserQuotaKey0123456789abcdefgh"  # what the SDK test server wants; never shown in the page
+KEY = "dk-test-browser-quota-key-0123456789abcdefgh"  # what the SDK test server wants; never shown in the page
 
 
 def _notebook() -> dict[str, Any]:
