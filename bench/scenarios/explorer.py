@@ -1,0 +1,160 @@
+"""Scenario 9: the explorer (``%devknow explore``) in JupyterLab in Chromium: Enter → hits shown, Open → page shown.
+
+JupyterLab runs on 127.0.0.1 (no key: the offline index) with a notebook that loads the extension and opens
+one explorer; headless Chromium drives it with the browser tests' helper (``tests/e2e/lab_server.py``). Each
+round types a query into the explorer's search box and presses Enter, and times, inside the page
+(``performance.now()``), from the Enter keydown to the first animation frame after the new hits and their
+status line are in the DOM; then clicks a hit and times the same way until its page title is shown. The
+first round of each query misses the client's cache, later rounds hit it. The kernel's widget registry
+(``ipywidgets.widgets.widget._instances``) gives the widget models the explorer made. Skipped, with the
+reason, where Chromium or Playwright is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from bench.scenarios import Context
+from bench.scenarios.browser import QUERIES, WARM_UP
+from bench.stats import figure
+
+TITLE = "9. Explorer in JupyterLab (Chromium): Enter → hits shown, Open → page shown, widget models"
+
+CELLS = [
+    "%load_ext devknow_jupyter",
+    "import ipywidgets.widgets.widget as _registry\n_models_before = len(_registry._instances)",
+    "%devknow explore",
+]
+_MODELS = "len(_registry._instances) - _models_before"
+
+# In the page: arm a timer that starts at the next Enter keydown (capture phase, before any widget sees it)
+# and resolves with the ms until the frame after ``done(app)`` holds; ``old`` is the hit list's text before.
+_ARM = """([kind, query]) => {
+  const app = document.querySelector('.jp-OutputArea-output .devknow-explorer');
+  const text = sel => Array.from(app.querySelectorAll(sel)).map(el => el.textContent).join('|');
+  const oldHits = text('.dkx-hit-list button'), oldTitle = text('.dkx-title .devknow-doc-title');
+  const done = kind === 'search'
+    ? () => text('.dkx-status').includes(`for “${query}”`) && app.querySelector('.dkx-hit-list button')
+        && text('.dkx-hit-list button') !== oldHits
+    : () => { const t = text('.dkx-title .devknow-doc-title'); return t && t !== oldTitle; };
+  let started = null;
+  if (kind === 'search') {
+    window.addEventListener('keydown', e => { if (e.key === 'Enter') started = performance.now(); },
+      {capture: true, once: true});
+  } else {
+    started = performance.now();
+  }
+  window.devknowShown = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { observer.disconnect(); reject(new Error(
+      `not shown within 30 s: status ${text('.dkx-status')}; started ${started}`)); }, 30000);
+    const check = () => {
+      if (started !== null && done()) {
+        clearTimeout(timer); observer.disconnect();
+        requestAnimationFrame(() => resolve(performance.now() - started));
+      }
+    };
+    const observer = new MutationObserver(check);
+    observer.observe(app, {childList: true, subtree: true, characterData: true, attributes: true});
+  });
+  if (kind === 'open') {
+    const hits = app.querySelectorAll('.dkx-hit-list button');
+    hits[Math.min(query, hits.length - 1)].click();
+  }
+}"""
+# In the page: the kernel's answer to a Python expression (an execute request's user_expressions).
+_EXPRESSION = """async (expr) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const reply = await kernel.requestExecute({code: '', silent: true, user_expressions: {value: expr}}).done;
+  return reply.content.user_expressions.value.data['text/plain'];
+}"""
+
+
+def _missing() -> str | None:
+    """Why the scenario cannot run here, or None."""
+    from tests.e2e.lab_server import find_chromium
+
+    if find_chromium() is None:
+        return "Chromium is not installed (Debian: apt-get install chromium, or `make browser`)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright is not installed (the test extra)"
+    return None
+
+
+def run(ctx: Context) -> dict[str, Any]:
+    """Medians and p95 of both timings over ``rounds`` rounds (cold and warm cache apart), and the model count."""
+    reason = _missing()
+    if reason:
+        return {"status": "skipped", "reason": reason}
+    from tests.e2e.lab_server import LONG, OFFLINE_ENV, browser_page, find_chromium, open_notebook, run_all, start_lab
+
+    rounds = ctx.reps(36, 6)
+    root, state = ctx.tmp / "root", ctx.tmp / "state"
+    root.mkdir()
+    (root / "explorer.ipynb").write_text(json.dumps(_notebook()))
+    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
+    samples: dict[str, list[float]] = {"search cold": [], "search warm": [], "open cold": [], "open warm": []}
+    opened: set[tuple[str, int]] = set()
+    try:
+        with browser_page("bench-explorer", width=1400, artifacts=None, executable=find_chromium()) as (page, log):
+            open_notebook(page, server.url("lab/tree/explorer.ipynb"))
+            run_all(page)
+            box = page.locator(".jp-OutputArea-output .devknow-explorer .dkx-search input")
+            box.wait_for(state="visible", timeout=LONG)
+
+            def search(query: str) -> float:
+                # ipywidgets' explorer takes text typed within 2 s of an Enter as that Enter's late text and
+                # searches it at once; a pause keeps each round's search on its own Enter.
+                page.wait_for_timeout(2100)
+                box.fill(query)
+                page.evaluate(_ARM, ["search", query])
+                box.press("Enter")
+                return page.evaluate("window.devknowShown")
+
+            def open_hit(index: int) -> float:
+                page.evaluate(_ARM, ["open", index])
+                return page.evaluate("window.devknowShown")
+
+            search(WARM_UP)  # JupyterLab's, the kernel's and the index's first-use costs
+            open_hit(0)
+            models = int(page.evaluate(_EXPRESSION, _MODELS))
+            for number in range(rounds):
+                query = QUERIES[number % len(QUERIES)]
+                samples[f"search {'cold' if number < len(QUERIES) else 'warm'}"].append(search(query))
+                hit = (number // len(QUERIES)) % 3
+                samples[f"open {'warm' if (query, hit) in opened else 'cold'}"].append(open_hit(hit))
+                opened.add((query, hit))
+            models_after = int(page.evaluate(_EXPRESSION, _MODELS))
+            page_errors, outside = log.page_errors, log.outside
+    finally:
+        server.shutdown()
+    if page_errors:
+        raise RuntimeError(f"the page failed: {page_errors}")
+    labels = {
+        "search cold": "Enter in the search box → hits shown (client cache miss)",
+        "search warm": "Enter in the search box → hits shown (client cache hit)",
+        "open cold": "hit clicked → page shown (page not fetched before)",
+        "open warm": "hit clicked → page shown (page cached)",
+    }
+    rows = [figure(labels[key], values, "ms", kind=key) for key, values in samples.items() if values]
+    rows.append({"label": "widget models of one explorer (after a search and a page)", "unit": "models",
+                 "median": models, "n": 1, "kind": "models"})
+    notes = [
+        f"{rounds} rounds over {len(QUERIES)} queries; times measured in the page with performance.now(), from the "
+        "Enter keydown (or the click) to the first animation frame after the new hits (or page title) are in the DOM.",
+        f"Widget models in the kernel's registry: {models} after the first search and page, {models_after} after "
+        f"{rounds} more rounds.",
+        # Some offline pages link images on their public sites; the browser tries them and fails (no network).
+        f"Requests the page tried outside 127.0.0.1 (images in pages): {len(outside)}.",
+    ]
+    return {"rows": rows, "goals": [], "notes": notes}
+
+
+def _notebook() -> dict[str, Any]:
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+             for source in CELLS]
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                         "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
