@@ -268,7 +268,7 @@ class Explorer:
         from ..display import widgets_available
 
         if widgets_available():
-            view = (self.widget._repr_mimebundle_() or {}).get(_WIDGET_MIME)
+            view = self._widget_view()
             if view is not None:
                 display({_WIDGET_MIME: view, **_LIVE_TWINS}, raw=True)
         with self._lock:
@@ -285,11 +285,17 @@ class Explorer:
         bundle: dict[str, Any] = {}
         wanted = (include is None or _WIDGET_MIME in include) and not (exclude and _WIDGET_MIME in exclude)
         if wanted and widgets_available():
-            view = (self.widget._repr_mimebundle_() or {}).get(_WIDGET_MIME)
+            view = self._widget_view()
             if view is not None:
                 bundle[_WIDGET_MIME] = view
         bundle.update(twin_bundle(self._shown, include, exclude))
         return bundle
+
+    def _widget_view(self) -> dict[str, Any] | None:
+        # anywidget's bundle is (data, metadata); ipywidgets' is data alone.
+        bundle = self.widget._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        return (data or {}).get(_WIDGET_MIME)
 
     def __repr__(self) -> str:
         shown = self._shown.label() if self._shown else "nothing shown"

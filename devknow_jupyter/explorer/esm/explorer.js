@@ -226,7 +226,9 @@ function render({ model, el }) {
     toc_html: () => { toc.innerHTML = get('toc_html'); },
     page_html: () => {
       page.innerHTML = get('page_html');
-      page.scrollTop = 0;
+      // A new page starts at its top; in the next frame, which lays the page out anyway (setting it now
+      // would force a layout of the whole page at once).
+      requestAnimationFrame(() => { page.scrollTop = 0; });
     },
     style_html: () => { style.innerHTML = get('style_html'); },
   };
