@@ -190,7 +190,8 @@ class ExplorerView:
             self.say(redact(f"Unexpected error: {detail}"), "error")
 
     def close(self) -> None:
-        """Close the widget model."""
+        """Close the widget model (and its Layout model, which ipywidgets leaves open)."""
+        self.widget.layout.close()
         self.widget.close()
 
 
