@@ -47,7 +47,9 @@ TEXT = [
 ]
 
 
-def _start(tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] = CELLS) -> LabServer:
+def _start(
+    tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] = CELLS, extra_args: tuple[str, ...] = ()
+) -> LabServer:
     """JupyterLab serving a notebook of ``cells`` (one opens the explorer), with the labextensions ``disabled`` off.
 
     The notebook is ``tmp_path/root/explorer.ipynb``.
@@ -72,7 +74,7 @@ def _start(tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] =
         labconfig = state / "config" / "labconfig"
         labconfig.mkdir(parents=True)
         (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": dict.fromkeys(disabled, True)}))
-    return e2e.start_lab(root, state, env=env)
+    return e2e.start_lab(root, state, env=env, extra_args=extra_args)
 
 
 @pytest.fixture

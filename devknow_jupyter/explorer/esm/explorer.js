@@ -9,8 +9,9 @@
 //     Enter or Space opens the highlighted row. Pressed anywhere else in the explorer (its blank space takes
 //     the focus on a click), the arrows drive the hit list. The ends stop (no wrap).
 //   * Tab moves through the controls and every hit; the Search and Ask buttons are for the mouse only.
-// The keys handled here stop at the explorer, so JupyterLab's notebook shortcuts (ArrowUp/ArrowDown select
-// another cell) never see them; every other key (Shift+Enter, Escape, ...) goes on as usual.
+// The notebook's shortcuts (ArrowUp/ArrowDown select another cell, Shift+Enter runs one) do not fire for keys
+// pressed inside the explorer (Lumino's data-lm-suppress-shortcuts), and the keys handled here are taken
+// before the page sees them (a keydown listener on the window, capture phase, for targets in the explorer).
 
 const MOVES = { ArrowDown: 1, ArrowUp: -1, Home: 'first', End: 'last' };
 
@@ -101,6 +102,9 @@ function render({ model, el }) {
   };
   el.classList.add('devknow-explorer');
   el.tabIndex = -1; // a click on its blank space gives the explorer the focus (and the arrow keys)
+  // Lumino (JupyterLab, Notebook 7) matches no shortcut for a key pressed inside this element: Notebook 7
+  // handles keys in the capture phase, before any handler here could stop them.
+  el.setAttribute('data-lm-suppress-shortcuts', 'true');
 
   const style = make('div', 'dkx-style');
   const back = button('dkx-back', '◀', 'Back');
@@ -160,8 +164,8 @@ function render({ model, el }) {
   whole.addEventListener('click', () => send('whole'));
 
   const onKey = (event) => {
-    if (event.ctrlKey || event.altKey || event.metaKey || event.isComposing) return;
     const target = event.target;
+    if (!el.contains(target) || event.ctrlKey || event.altKey || event.metaKey || event.isComposing) return;
     let handled = false;
     if (target === search.input || target === source.input || target === ask.input) {
       if (event.key === 'Enter' && !event.shiftKey) {
@@ -177,10 +181,12 @@ function render({ model, el }) {
     }
     if (handled) {
       event.preventDefault();
-      event.stopPropagation();
+      event.stopImmediatePropagation();
     }
   };
-  el.addEventListener('keydown', onKey);
+  // In the capture phase on the window, before the page's own handlers: the notebook (Notebook 7's in
+  // particular) listens for arrow keys on its node in the capture phase and would move the focus to a cell.
+  window.addEventListener('keydown', onKey, true);
 
   // -- showing the model's state ---------------------------------------------------------------------------
   function showStatus(line) {
@@ -238,7 +244,7 @@ function render({ model, el }) {
   }
   return () => {
     for (const [name, show] of Object.entries(views)) model.off(`change:${name}`, show);
-    el.removeEventListener('keydown', onKey);
+    window.removeEventListener('keydown', onKey, true);
   };
 }
 
