@@ -80,7 +80,7 @@ def split(items: list[dict]) -> tuple[list[dict], list[dict]]:
 
 def same_halves(halves: tuple[list[dict], list[dict]], other: tuple[list[dict], list[dict]]) -> bool:
     """Whether two (dev, test) pairs hold the same queries in each half, in any order."""
-    return all(sorted(i["query"] for i in a) == sorted(i["query"] for i in b) for a, b in zip(halves, other))
+    return all(sorted(i["query"] for i in a) == sorted(i["query"] for i in b) for a, b in zip(halves, other, strict=True))
 
 
 def counts_table(dev: list[dict], test: list[dict]) -> str:
