@@ -50,7 +50,11 @@ def test_problems_names_each_fault() -> None:
 @needs_corpus
 @pytest.mark.parametrize(
     "files",
-    [("corpus-a-dev.json", "corpus-a-test.json"), ("corpus-b-dev.json", "corpus-b-test.json"), ("corpus-c-holdout.json",)],
+    [
+        ("corpus-a-dev.json", "corpus-a-test.json"),
+        ("corpus-b-dev.json", "corpus-b-test.json"),
+        ("corpus-c-holdout.json",),
+    ],
 )
 def test_committed_corpus_sets_are_valid(files: tuple[str, ...]) -> None:
     assert validate.main([str(QUESTIONS / name) for name in files]) == 0

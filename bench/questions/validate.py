@@ -80,7 +80,8 @@ def split(items: list[dict]) -> tuple[list[dict], list[dict]]:
 
 def same_halves(halves: tuple[list[dict], list[dict]], other: tuple[list[dict], list[dict]]) -> bool:
     """Whether two (dev, test) pairs hold the same queries in each half, in any order."""
-    return all(sorted(i["query"] for i in a) == sorted(i["query"] for i in b) for a, b in zip(halves, other, strict=True))
+    queries = [[sorted(i["query"] for i in half) for half in pair] for pair in (halves, other)]
+    return queries[0] == queries[1]
 
 
 def counts_table(dev: list[dict], test: list[dict]) -> str:
