@@ -8,6 +8,9 @@ the new hits and their status line are in the DOM; then clicks a hit and times t
 (title and body) is shown. The first round of each query misses the client's cache, later rounds hit it.
 The kernel's widget registry (``ipywidgets.widgets.widget._instances``) gives the widget models the
 explorer made. Skipped, with the reason, where Chromium or Playwright is absent.
+
+Not in the default run (``SCENARIOS``: it costs a JupyterLab start and ~2 s a round); run it alone with
+``python -m bench.scenarios.explorer [--quick]``.
 """
 
 from __future__ import annotations
@@ -146,8 +149,7 @@ def run(ctx: Context) -> dict[str, Any]:
         "open warm": "hit clicked → page shown (page cached)",
     }
     rows = [figure(labels[key], values, "ms", kind=key) for key, values in samples.items() if values]
-    rows.append({"label": "widget models of one explorer (after a search and a page)", "unit": "models",
-                 "median": models, "n": 1, "kind": "models"})
+    rows.append(figure("widget models of one explorer (after a search and a page)", [models], "models", kind="models"))
     notes = [
         f"{rounds} rounds over {len(QUERIES)} queries; times measured in the page with performance.now(), from the "
         "Enter keydown (or the click) to the end of the first frame (style, layout, paint) after the new hits (or "
@@ -165,3 +167,16 @@ def _notebook() -> dict[str, Any]:
              for source in CELLS]
     return {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                          "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+
+
+if __name__ == "__main__":
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="devknow-bench-explorer-") as scratch:
+        result = run(Context(quick="--quick" in sys.argv, tmp=Path(scratch)))
+    for row in result.get("rows", []):
+        print(f"{row['label']:62s} median {row['median']:8.1f} {row['unit']}  p95 {row['p95']:8.1f}  n={row['n']}")
+    for line in result.get("notes", []) or [result.get("reason", "")]:
+        print(line)
