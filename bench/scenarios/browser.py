@@ -74,9 +74,9 @@ _OPEN = """async (index) => {
 }"""
 
 
-def _missing() -> str | None:
-    """Why the scenario cannot run here, or None."""
-    from tests.e2e.lab_server import devknow_bundle, find_chromium
+def browser_missing() -> str | None:
+    """Why no browser scenario can run here (no Chromium, no Playwright), or None."""
+    from tests.e2e.lab_server import find_chromium
 
     if find_chromium() is None:
         return "Chromium is not installed (Debian: apt-get install chromium, or `make browser`)"
@@ -84,6 +84,29 @@ def _missing() -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "Playwright is not installed (the test extra)"
+    return None
+
+
+def start_notebook_lab(ctx: Context, name: str, notebook: dict[str, Any], *, devknow: bool = False) -> Any:
+    """JupyterLab (offline) serving ``notebook`` as ``name`` from the scenario's scratch folder; with
+    ``devknow``, our extensions load as a ``pip install`` loads them."""
+    from tests.e2e.lab_server import OFFLINE_ENV, enable_devknow, start_lab
+
+    root, state = ctx.tmp / "root", ctx.tmp / "state"
+    root.mkdir()
+    (root / name).write_text(json.dumps(notebook))
+    if devknow:
+        enable_devknow(state)
+    return start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
+
+
+def _missing() -> str | None:
+    """Why the scenario cannot run here, or None."""
+    from tests.e2e.lab_server import devknow_bundle
+
+    reason = browser_missing()
+    if reason:
+        return reason
     if devknow_bundle() is None:
         return "the JupyterLab panel is not built (`pip install -e .` builds it)"
     return None
@@ -94,14 +117,10 @@ def run(ctx: Context) -> dict[str, Any]:
     reason = _missing()
     if reason:
         return {"status": "skipped", "reason": reason}
-    from tests.e2e.lab_server import LONG, OFFLINE_ENV, browser_page, enable_devknow, find_chromium, start_lab
+    from tests.e2e.lab_server import LONG, browser_page, find_chromium
 
     rounds = ctx.reps(48, 6)
-    root, state = ctx.tmp / "root", ctx.tmp / "state"
-    root.mkdir()
-    (root / "notes.ipynb").write_text(json.dumps(_notebook()))
-    enable_devknow(state)
-    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
+    server = start_notebook_lab(ctx, "notes.ipynb", _notebook(), devknow=True)
     samples: dict[str, list[float]] = {"search cold": [], "search warm": [], "open cold": [], "open warm": []}
     opened: set[tuple[str, int]] = set()
     try:

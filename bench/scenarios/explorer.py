@@ -15,12 +15,10 @@ Not in the default run (``SCENARIOS``: it costs a JupyterLab start and ~2 s a ro
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 from bench.scenarios import Context
-from bench.scenarios.browser import QUERIES, WARM_UP
+from bench.scenarios.browser import QUERIES, WARM_UP, browser_missing, start_notebook_lab
 from bench.stats import figure
 
 TITLE = "9. Explorer in JupyterLab (Chromium): Enter → hits shown, Open → page shown, widget models"
@@ -80,31 +78,15 @@ _EXPRESSION = """async (expr) => {
 }"""
 
 
-def _missing() -> str | None:
-    """Why the scenario cannot run here, or None."""
-    from tests.e2e.lab_server import find_chromium
-
-    if find_chromium() is None:
-        return "Chromium is not installed (Debian: apt-get install chromium, or `make browser`)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright is not installed (the test extra)"
-    return None
-
-
 def run(ctx: Context) -> dict[str, Any]:
     """Medians and p95 of both timings over ``rounds`` rounds (cold and warm cache apart), and the model count."""
-    reason = _missing()
+    reason = browser_missing()
     if reason:
         return {"status": "skipped", "reason": reason}
-    from tests.e2e.lab_server import LONG, OFFLINE_ENV, browser_page, find_chromium, open_notebook, run_all, start_lab
+    from tests.e2e.lab_server import LONG, browser_page, find_chromium, open_notebook, run_all
 
     rounds = ctx.reps(36, 6)
-    root, state = ctx.tmp / "root", ctx.tmp / "state"
-    root.mkdir()
-    (root / "explorer.ipynb").write_text(json.dumps(_notebook()))
-    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
+    server = start_notebook_lab(ctx, "explorer.ipynb", _notebook())
     samples: dict[str, list[float]] = {"search cold": [], "search warm": [], "open cold": [], "open warm": []}
     opened: set[tuple[str, int]] = set()
     try:

@@ -170,8 +170,10 @@ function render({ model, el }) {
     if (target === search.input || target === source.input || target === ask.input) {
       if (event.key === 'Enter' && !event.shiftKey) {
         (target === ask.input ? doAsk : doSearch)();
-        handled = true;
-      } else if (event.key === 'ArrowDown' && target === search.input && hits.rows.length) {
+        event.preventDefault(); // a text box's Enter: nothing of the page's to stop (no shortcut fires in it)
+        return;
+      }
+      if (event.key === 'ArrowDown' && target === search.input && hits.rows.length) {
         handled = hits.key(event);
       }
     } else if (refs.node.contains(target)) {
