@@ -625,3 +625,41 @@ def test_in_a_kernel_the_widget_and_its_twin_are_two_outputs(ip, server, monkeyp
     assert twin.transient["display_id"].startswith("devknow-explorer-")
     assert '<div class="dkx-twin">' in twin.data["text/html"]
     assert "Create a storage bucket" in twin.data["text/html"]
+
+
+# -- the XSS gallery through the explorer ---------------------------------------------------------------
+
+
+def test_the_xss_gallery_through_the_explorer_reaches_the_browser_inert():
+    # The hostile results of the XSS tests, served in-process: every HTML trait after a search, an open,
+    # an answer and its reference passes the same checks as every other view; the style is ours, verbatim.
+    from devknow_jupyter.models import Documents
+    from devknow_jupyter.render.style import style_block
+    from devknow_jupyter.testing import InProcessBackend
+    from tests.test_xss import PAYLOAD, XSS_NAME, assert_safe_html, hostile_answer, hostile_document, hostile_results
+
+    def handler(tool: str, arguments: dict) -> dict:
+        if tool == "search_documents":
+            return hostile_results().to_dict()
+        if tool == "get_documents":
+            return Documents([hostile_document() for _ in arguments["names"]]).to_dict()
+        return hostile_answer().to_dict()
+
+    with DevKnowClient(backend=InProcessBackend(handler), cache=False) as client:
+        app = Explorer(client, namespace={})
+        try:
+            shown = []
+            for step in (lambda: app.search(f"query {PAYLOAD}", wait=True), lambda: app.open(0, wait=True),
+                         lambda: app.ask(f"question {PAYLOAD}", wait=True), lambda: app.open(XSS_NAME, wait=True),
+                         lambda: send(app, event="whole")):
+                step()
+                assert app.last_error is None, app.last_error
+                for name in ("hits_header_html", "title_html", "toc_html", "page_html"):
+                    assert_safe_html(getattr(app.widget, name), styles=0)
+                shown.append(app.widget.page_html)
+            assert app.widget.style_html == style_block()
+            assert "Hostile content test page" in shown[1] and app.current.kind == "document"
+            # Labels are text (the module sets them with textContent): the payload stays visible, unescaped.
+            assert any("<script>" in row["label"] for row in app.widget.hits)
+        finally:
+            app.close()
