@@ -126,8 +126,7 @@ class Explorer:
         self.widget = view.widget
         self.widget.on_msg(self._guard(self._on_message))
         if self._visits.current is not None:
-            self._show(self._visits.position)
-            self._say_result(self._visits.current, None)
+            self._show(self._visits.position, None)
         else:
             view.show_welcome()
         view.set_back_forward(self._visits.can_go_back, self._visits.can_go_forward)
@@ -322,8 +321,7 @@ class Explorer:
     def _visit(self, entry: HistoryEntry, info: ResultInfo | None = None) -> None:
         with self._lock:
             self._visits.visit(entry)
-            self._show(self._visits.position)
-            self._say_result(entry, info or getattr(entry.result, "info", None))
+            self._show(self._visits.position, info or getattr(entry.result, "info", None))
 
     def _step(self, delta: int) -> None:
         with self._lock:
@@ -332,10 +330,16 @@ class Explorer:
                 self._view.say("Nothing further back." if delta < 0 else "Nothing further forward.", "hint")
                 return
             self._runner.supersede()  # a request still in flight must not replace what is shown now
-            self._show(self._visits.position)
-            self._say_result(entry, None)
+            self._show(self._visits.position, None)
 
-    def _show(self, position: int) -> None:
+    def _show(self, position: int, info: ResultInfo | None) -> None:
+        """Show visit ``position`` and its status line (``info``: its request; None: from history)."""
+        with self.widget.hold_sync():  # one state update for the browser, before the twin's
+            self._show_entry(position)
+            self._say_result(self._visits.entries[position], info)
+        self._update_twin()
+
+    def _show_entry(self, position: int) -> None:
         view, entry = self._view, self._visits.entries[position]
         self._shown = entry
         if entry.kind == "search":
@@ -354,7 +358,6 @@ class Explorer:
             else:
                 view.show_answer(entry.result)
         view.set_back_forward(self._visits.can_go_back, self._visits.can_go_forward)
-        self._update_twin()
 
     def _show_whole_page(self) -> None:
         if self._shown is not None and self._shown.kind == "document":
