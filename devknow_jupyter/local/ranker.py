@@ -110,7 +110,8 @@ def page_terms(title: str, uri: str, description: str, content: str) -> PageTerm
     index: dict[str, int] = {}
     rows: list[list[int]] = []
     lengths = np.zeros(len(FIELDS), dtype=np.float32)
-    for field, text in enumerate(page_text_fields(title, uri, description, content)):
+    fields = page_text_fields(title, uri, description, content)
+    for field, text in enumerate(fields):
         found = Counter(tokens(text))
         lengths[field] = sum(found.values())
         for token, count in found.items():
@@ -123,16 +124,24 @@ def page_terms(title: str, uri: str, description: str, content: str) -> PageTerm
                     slot = index[form] = len(rows)
                     rows.append([0] * len(FIELDS))
                 rows[slot][field] = min(65535, rows[slot][field] + count)
-        for pair, count in Counter(word_pairs(text)).items():  # not counted in the field's length
-            if len(pair) > MAX_TOKEN_CHARS:
-                continue
-            slot = index.get(pair)
-            if slot is None:
-                slot = index[pair] = len(rows)
-                rows.append([0] * len(FIELDS))
-            rows[slot][field] = min(65535, rows[slot][field] + count)
-    counts = np.array(rows, dtype=np.uint16).reshape(len(rows), len(FIELDS))
-    return PageTerms(list(index), counts, lengths)
+    terms = list(index)
+    counts = [np.array(rows, dtype=np.uint16).reshape(len(rows), len(FIELDS))]
+    # Word pairs (not counted in the fields' lengths). Most are the body's alone: those go in as one block.
+    body = Counter(word_pairs(fields[-1]))
+    short: dict[str, list[int]] = {}
+    for field, text in enumerate(fields[:-1]):
+        for pair, count in Counter(word_pairs(text)).items():
+            short.setdefault(pair, [0] * len(FIELDS))[field] += count
+    for pair, row in short.items():
+        row[-1] = body.pop(pair, 0)
+    both = [pair for pair in short if len(pair) <= MAX_TOKEN_CHARS]
+    alone = [pair for pair in body if len(pair) <= MAX_TOKEN_CHARS]
+    block = np.zeros((len(alone), len(FIELDS)), dtype=np.int64)
+    block[:, -1] = np.fromiter((body[pair] for pair in alone), np.int64, len(alone))
+    rows_short = np.array([short[pair] for pair in both], dtype=np.int64).reshape(len(both), len(FIELDS))
+    terms += both + alone
+    counts += [np.minimum(part, 65535).astype(np.uint16) for part in (rows_short, block)]
+    return PageTerms(terms, np.vstack(counts), lengths)
 
 
 @lru_cache(maxsize=65536)
