@@ -97,7 +97,7 @@ class Pool:
         base = self.base
         ranker = LexicalRanker(
             base.vocabulary, base.offsets, base.postings, base.counts, base.doc_ids, base.lengths,
-            dataclasses.replace(RankSettings(), **change),
+            dataclasses.replace(RankSettings(), **change), base.pair_keys,
         )
         return ranker
 

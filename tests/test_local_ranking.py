@@ -3,6 +3,8 @@ tokens, pasted error messages, the weak-match notice and the stored ranker. Fixt
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -185,6 +187,15 @@ def test_a_page_that_says_the_words_together_ranks_above_one_that_scatters_them(
             hits = index.search("how do I rotate a service account key")
         assert hits[0]["parent"] == f"documents/keys.test/{first}", pair_weight
     assert RankSettings().pair_weight > 0
+    # Another process opens the stored ranker (pairs are kept as numeric keys) and ranks the same way.
+    script = (
+        "import sys; from devknow_jupyter.local.index import LocalIndex\n"
+        "with LocalIndex(sys.argv[1]) as index: print(index.search(sys.argv[2])[0]['parent'])"
+    )
+    path = str(tmp_path / f"index-{RankSettings().pair_weight}.sqlite3")
+    query = "how do I rotate a service account key"
+    done = subprocess.run([sys.executable, "-c", script, path, query], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "documents/keys.test/rotating", done.stderr
 
 
 def test_word_pairs_skip_glue_words_and_split_identifiers() -> None:

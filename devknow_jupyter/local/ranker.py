@@ -35,6 +35,7 @@ __all__ = [
     "PageTerms",
     "RankSettings",
     "page_terms",
+    "pair_keys",
     "query_weights",
 ]
 
@@ -144,6 +145,24 @@ def page_terms(title: str, uri: str, description: str, content: str) -> PageTerm
     return PageTerms(terms, np.vstack(counts), lengths)
 
 
+#: Bytes of a word pair are summed times powers of this odd number (mod 2**64): a polynomial hash, computed
+#: for all of a page's pairs at once with numpy. A rare collision only merges two pairs' postings.
+_PAIR_BASE = 0x100000001B3
+_PAIR_POWERS = np.cumprod(np.full(4 * MAX_TOKEN_CHARS + 2, _PAIR_BASE, dtype=np.uint64), dtype=np.uint64)
+
+
+def pair_keys(pairs: Sequence[str]) -> np.ndarray:
+    """A 64-bit key per word pair (the same in every process: pages and queries meet on it)."""
+    if not pairs:
+        return np.zeros(0, dtype=np.uint64)
+    data = np.frombuffer(("\n".join(pairs) + "\n").encode("utf-8"), dtype=np.uint8)
+    ends = np.flatnonzero(data == 10)  # a pair never holds a newline: one per pair, its terminator
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    offset = np.arange(len(data)) - np.repeat(starts, ends - starts + 1)
+    offset = np.minimum(offset, len(_PAIR_POWERS) - 1)  # only a pair longer than MAX_TOKEN_CHARS would reach it
+    return np.add.reduceat((data.astype(np.uint64) + np.uint64(1)) * _PAIR_POWERS[offset], starts)
+
+
 @lru_cache(maxsize=65536)
 def _stem(token: str) -> str:
     """The stemmed form of a token as stored (``STEM_MARK`` + stem), or ``""``."""
@@ -151,9 +170,7 @@ def _stem(token: str) -> str:
     return STEM_MARK + stemmed if stemmed else ""
 
 
-def query_weights(
-    query_tokens: Sequence[str], settings: RankSettings, pairs: Sequence[str] = ()
-) -> dict[str, float]:
+def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Sequence[str] = ()) -> dict[str, float]:
     """Each query token (and stemmed form, and word pair) with its weight; a repeated token counts once."""
     weights: dict[str, float] = {}
     if settings.pair_weight > 0:
@@ -169,6 +186,21 @@ def query_weights(
             key = STEM_MARK + stemmed
             weights[key] = max(weights.get(key, 0.0), settings.stem_weight)
     return weights
+
+
+def _add_pairs(
+    words: tuple[np.ndarray, np.ndarray, np.ndarray], pairs: tuple[np.ndarray, np.ndarray, np.ndarray], first: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The words' postings (term ids, pages, counts) with those of the word pairs (keys, pages, counts) that
+    ``MIN_PAIR_PAGES`` pages hold, as terms ``first``, ``first + 1``, ... in key order; and those keys."""
+    # A word pair found on one page only tells pages apart no better than its words: not kept.
+    found, which, pages_with = np.unique(pairs[0], return_inverse=True, return_counts=True)
+    kept = pages_with >= MIN_PAIR_PAGES
+    mask = kept[which]
+    slot = (np.cumsum(kept, dtype=np.int32) - 1 + first)[which[mask]]
+    theirs = (slot, pairs[1][mask], pairs[2][mask])
+    ids, docs, counts = (np.concatenate([mine, their]) for mine, their in zip(words, theirs, strict=True))
+    return ids, docs, counts, found[kept]
 
 
 class LexicalRanker:
@@ -187,11 +219,13 @@ class LexicalRanker:
         doc_ids: np.ndarray,
         lengths: np.ndarray,
         settings: RankSettings | None = None,
+        pair_keys: np.ndarray | None = None,
     ) -> None:
         self.settings = settings or RankSettings()
-        self.vocabulary = vocabulary
+        self.vocabulary = vocabulary  # the words and identifiers; word pairs are known by their keys only
         self.term_ids = {term: i for i, term in enumerate(vocabulary)}
-        self.offsets = offsets  # (V + 1,) int64: postings of term t are offsets[t]:offsets[t + 1]
+        self.pair_keys = np.zeros(0, dtype=np.uint64) if pair_keys is None else pair_keys  # sorted; terms V.. on
+        self.offsets = offsets  # (V + pairs + 1,) int64: postings of term t are offsets[t]:offsets[t + 1]
         self.postings = postings  # (P,) int32: page positions
         self.counts = counts  # (P, F) uint16
         self.doc_ids = doc_ids  # (N,) int64: position -> documents.id
@@ -207,9 +241,12 @@ class LexicalRanker:
         term_ids: dict[str, int] = {}
         vocabulary: list[str] = []
         ids_parts, docs_parts, count_parts, doc_ids, lengths = [], [], [], [], []
+        pair_parts, pair_docs, pair_counts = [], [], []
         for position, (doc_id, terms) in enumerate(pages):
-            ids = np.empty(len(terms.terms), dtype=np.int32)
-            for i, term in enumerate(terms.terms):
+            is_pair = np.fromiter((PAIR_JOINER in term for term in terms.terms), bool, len(terms.terms))
+            words = [term for term, pair in zip(terms.terms, is_pair, strict=True) if not pair]
+            ids = np.empty(len(words), dtype=np.int32)
+            for i, term in enumerate(words):
                 slot = term_ids.get(term)
                 if slot is None:
                     slot = term_ids[term] = len(vocabulary)
@@ -217,7 +254,11 @@ class LexicalRanker:
                 ids[i] = slot
             ids_parts.append(ids)
             docs_parts.append(np.full(len(ids), position, dtype=np.int32))
-            count_parts.append(terms.counts)
+            count_parts.append(terms.counts[~is_pair])
+            if is_pair.any():  # word pairs are many and mostly unique: numbers, not strings in a dict
+                pair_parts.append(pair_keys([term for term, pair in zip(terms.terms, is_pair, strict=True) if pair]))
+                pair_docs.append(np.full(len(pair_parts[-1]), position, dtype=np.int32))
+                pair_counts.append(terms.counts[is_pair])
             doc_ids.append(doc_id)
             lengths.append(terms.lengths)
         fields = len(FIELDS)
@@ -234,18 +275,17 @@ class LexicalRanker:
             )
         all_ids = np.concatenate(ids_parts)
         all_docs, all_counts = np.concatenate(docs_parts), np.concatenate(count_parts)
-        # A word pair found on one page only can't tell pages apart beyond its words: not worth its memory.
-        pages_with = np.bincount(all_ids, minlength=len(vocabulary))
-        dropped = np.fromiter((PAIR_JOINER in term for term in vocabulary), bool, len(vocabulary))
-        dropped &= pages_with < MIN_PAIR_PAGES
-        if dropped.any():
-            new_ids = np.cumsum(~dropped) - 1
-            kept = ~dropped[all_ids]
-            all_ids, all_docs, all_counts = new_ids[all_ids[kept]], all_docs[kept], all_counts[kept]
-            vocabulary = [term for term, gone in zip(vocabulary, dropped, strict=True) if not gone]
+        del ids_parts, docs_parts, count_parts  # the per-page parts: memory is at its peak here
+        if pair_parts:
+            pairs = (np.concatenate(pair_parts), np.concatenate(pair_docs), np.concatenate(pair_counts))
+            del pair_parts, pair_docs, pair_counts
+            all_ids, all_docs, all_counts, keys = _add_pairs((all_ids, all_docs, all_counts), pairs, len(vocabulary))
+        else:
+            keys = np.zeros(0, dtype=np.uint64)
+        terms_count = len(vocabulary) + len(keys)
         order = np.argsort(all_ids, kind="stable")
-        offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(all_ids, minlength=len(vocabulary)), out=offsets[1:])
+        offsets = np.zeros(terms_count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(all_ids, minlength=terms_count), out=offsets[1:])
         return cls(
             vocabulary,
             offsets,
@@ -254,12 +294,14 @@ class LexicalRanker:
             np.array(doc_ids, dtype=np.int64),
             np.vstack(lengths).astype(np.float32),
             settings,
+            keys,
         )
 
     def to_parts(self) -> dict[str, bytes]:
         """The ranker as named byte strings, to store (see :meth:`from_parts`)."""
         return {
             "vocabulary": "\n".join(self.vocabulary).encode("utf-8"),
+            "pair_keys": self.pair_keys.astype(np.uint64).tobytes(),
             "offsets": self.offsets.astype(np.int64).tobytes(),
             "postings": self.postings.astype(np.int32).tobytes(),
             "counts": self.counts.astype(np.uint16).tobytes(),
@@ -273,16 +315,18 @@ class LexicalRanker:
         fields = len(FIELDS)
         text = parts["vocabulary"].decode("utf-8")
         vocabulary = text.split("\n") if text else []
+        keys = np.frombuffer(parts.get("pair_keys", b""), dtype=np.uint64)
         offsets = np.frombuffer(parts["offsets"], dtype=np.int64)
         postings = np.frombuffer(parts["postings"], dtype=np.int32)
         counts = np.frombuffer(parts["counts"], dtype=np.uint16).reshape(-1, fields)
         doc_ids = np.frombuffer(parts["doc_ids"], dtype=np.int64)
         lengths = np.frombuffer(parts["lengths"], dtype=np.float32).reshape(-1, fields)
-        if len(offsets) != len(vocabulary) + 1 or offsets[-1] != len(postings) or len(counts) != len(postings):
+        terms_count = len(vocabulary) + len(keys)
+        if len(offsets) != terms_count + 1 or offsets[-1] != len(postings) or len(counts) != len(postings):
             raise ValueError("inconsistent ranker snapshot")
         if len(lengths) != len(doc_ids) or (len(postings) and postings.max() >= len(doc_ids)):
             raise ValueError("inconsistent ranker snapshot")
-        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings)
+        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings, keys)
 
     def _impacts(self) -> np.ndarray:
         """Each posting's BM25F weight: idf × saturated, length-normalised, field-weighted frequency."""
@@ -294,8 +338,9 @@ class LexicalRanker:
         frequency = np.zeros(len(self.postings), dtype=np.float32)
         scale = np.ones(len(self.postings), dtype=np.float32)
         if settings.identifier_b != 1.0:
-            compound = np.fromiter(
-                (not term.isalnum() and PAIR_JOINER not in term for term in self.vocabulary), bool, len(self.vocabulary)
+            compound = np.zeros(len(self.offsets) - 1, dtype=bool)  # word pairs (after the vocabulary): False
+            compound[: len(self.vocabulary)] = np.fromiter(
+                (not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary)
             )
             scale[np.repeat(compound, np.diff(self.offsets))] = settings.identifier_b
         for field in range(len(FIELDS)):
@@ -349,17 +394,28 @@ class LexicalRanker:
 
     def _accumulate(self, weights: dict[str, float], impacts: np.ndarray) -> np.ndarray:
         scores = np.zeros(len(self.doc_ids), dtype=np.float32)
-        for term, weight in weights.items():
-            slot = self.term_ids.get(term)
+        terms = list(weights)
+        for term, slot in zip(terms, self.slots(terms), strict=True):
             if slot is None:
                 continue
             start, end = self.offsets[slot], self.offsets[slot + 1]
-            scores[self.postings[start:end]] += weight * impacts[start:end]
+            scores[self.postings[start:end]] += weights[term] * impacts[start:end]
         return scores
+
+    def slots(self, terms: Sequence[str]) -> list[int | None]:
+        """Each term's row in the posting arrays (``None`` when no page holds it); word pairs by their keys."""
+        found: list[int | None] = [self.term_ids.get(term) for term in terms]
+        pairs = [i for i, term in enumerate(terms) if PAIR_JOINER in term]
+        if pairs and len(self.pair_keys):
+            keys = pair_keys([terms[i] for i in pairs])
+            where = np.minimum(np.searchsorted(self.pair_keys, keys), len(self.pair_keys) - 1)
+            for i, at, key in zip(pairs, where.tolist(), keys, strict=True):
+                found[i] = len(self.vocabulary) + at if self.pair_keys[at] == key else None
+        return found
 
     def share(self, term: str) -> float:
         """The share of pages that contain ``term`` (0 for an unknown term)."""
-        slot = self.term_ids.get(term)
+        slot = self.slots([term])[0]
         if slot is None or not len(self.doc_ids):
             return 0.0
         return float(self.offsets[slot + 1] - self.offsets[slot]) / len(self.doc_ids)
