@@ -188,19 +188,19 @@ def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Se
     return weights
 
 
-def _add_pairs(
-    words: tuple[np.ndarray, np.ndarray, np.ndarray], pairs: tuple[np.ndarray, np.ndarray, np.ndarray], first: int
+def _pair_postings(
+    keys: np.ndarray, docs: np.ndarray, counts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The words' postings (term ids, pages, counts) with those of the word pairs (keys, pages, counts) that
-    ``MIN_PAIR_PAGES`` pages hold, as terms ``first``, ``first + 1``, ... in key order; and those keys."""
+    """The postings of the word pairs that ``MIN_PAIR_PAGES`` pages hold, grouped by key (pages in order within a
+    key): the kept keys (sorted), how many postings each has, and the postings' pages and counts."""
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    sizes = np.diff(np.append(starts, len(keys)))
     # A word pair found on one page only tells pages apart no better than its words: not kept.
-    found, which, pages_with = np.unique(pairs[0], return_inverse=True, return_counts=True)
-    kept = pages_with >= MIN_PAIR_PAGES
-    mask = kept[which]
-    slot = (np.cumsum(kept, dtype=np.int32) - 1 + first)[which[mask]]
-    theirs = (slot, pairs[1][mask], pairs[2][mask])
-    ids, docs, counts = (np.concatenate([mine, their]) for mine, their in zip(words, theirs, strict=True))
-    return ids, docs, counts, found[kept]
+    kept = sizes >= MIN_PAIR_PAGES
+    order = order[np.repeat(kept, sizes)]
+    return keys[starts[kept]], sizes[kept], docs[order], counts[order]
 
 
 class LexicalRanker:
@@ -261,41 +261,37 @@ class LexicalRanker:
                 pair_counts.append(terms.counts[is_pair])
             doc_ids.append(doc_id)
             lengths.append(terms.lengths)
-        fields = len(FIELDS)
         if not doc_ids:
-            empty = np.zeros(0, dtype=np.int32)
-            return cls(
-                [],
-                np.zeros(1, dtype=np.int64),
-                empty,
-                np.zeros((0, fields), dtype=np.uint16),
-                np.zeros(0, dtype=np.int64),
-                np.zeros((0, fields), dtype=np.float32),
-                settings,
-            )
+            empty = {**dict.fromkeys(cls.PARTS, b""), "offsets": np.zeros(1, dtype=np.int64).tobytes()}
+            return cls.from_parts(empty, settings)
         all_ids = np.concatenate(ids_parts)
-        all_docs, all_counts = np.concatenate(docs_parts), np.concatenate(count_parts)
-        del ids_parts, docs_parts, count_parts  # the per-page parts: memory is at its peak here
-        if pair_parts:
-            pairs = (np.concatenate(pair_parts), np.concatenate(pair_docs), np.concatenate(pair_counts))
-            del pair_parts, pair_docs, pair_counts
-            all_ids, all_docs, all_counts, keys = _add_pairs((all_ids, all_docs, all_counts), pairs, len(vocabulary))
-        else:
-            keys = np.zeros(0, dtype=np.uint64)
-        terms_count = len(vocabulary) + len(keys)
         order = np.argsort(all_ids, kind="stable")
-        offsets = np.zeros(terms_count + 1, dtype=np.int64)
-        np.cumsum(np.bincount(all_ids, minlength=terms_count), out=offsets[1:])
+        sizes = np.bincount(all_ids, minlength=len(vocabulary))
+        all_docs, all_counts = np.concatenate(docs_parts)[order], np.concatenate(count_parts)[order]
+        del ids_parts, docs_parts, count_parts, all_ids, order  # memory is at its peak here: free what is done with
+        keys = np.zeros(0, dtype=np.uint64)
+        if pair_parts:
+            keys, pair_sizes, docs, counts = _pair_postings(
+                np.concatenate(pair_parts), np.concatenate(pair_docs), np.concatenate(pair_counts)
+            )
+            del pair_parts, pair_docs, pair_counts
+            sizes = np.concatenate([sizes, pair_sizes])
+            all_docs, all_counts = np.concatenate([all_docs, docs]), np.concatenate([all_counts, counts])
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
         return cls(
             vocabulary,
             offsets,
-            all_docs[order],
-            all_counts[order],
+            all_docs,
+            all_counts,
             np.array(doc_ids, dtype=np.int64),
             np.vstack(lengths).astype(np.float32),
             settings,
             keys,
         )
+
+    #: The names of :meth:`to_parts`'s byte strings.
+    PARTS = ("vocabulary", "pair_keys", "offsets", "postings", "counts", "doc_ids", "lengths")
 
     def to_parts(self) -> dict[str, bytes]:
         """The ranker as named byte strings, to store (see :meth:`from_parts`)."""
