@@ -3,14 +3,14 @@
 Question sets (``{query, relevant, kind, source}`` items; ``relevant`` lists the pages that answer):
 
 - **dev**: ``bench/questions/corpus-a-dev.json`` + ``corpus-b-dev.json`` (117 questions over the five
-  sources of ``../shared/corpus``). With **test**, the pool the settings are chosen on by cross-validation
-  (``bench/tune_ranking.py``).
-- **test**: ``corpus-a-test.json`` + ``corpus-b-test.json`` (116), first scored once, then tuned on too.
-- **holdout**: ``corpus-c-holdout.json`` (132), written after the settings were frozen by someone who never
-  saw a ranking's output; the figure to quote. Scored once.
-- **52**: ``bench/queries.json``, the project's first questions (the old ranking was tuned on them).
+  sources of ``../shared/corpus``); **test**: ``corpus-a-test.json`` + ``corpus-b-test.json`` (116).
+- **holdout**: ``corpus-c-holdout.json`` (132), written blind to the ranking, scored once after a freeze.
+- **52**: ``bench/queries.json``, the project's first questions.
 - **extra**: ``extra-genkit-tensorflow.json`` (66) over ``../shared/corpus-extra/genkit-tensorflow.jsonl``
-  (373 pages), never tuned on.
+  (373 pages).
+
+All of them have been looked at and tuned on: the settings are chosen by leave-one-set-out cross-validation
+over them (``bench/tune_ranking.py``). A fresh set goes in with ``--questions FILE`` (below).
 
 Searches compared, both returning whole pages:
 
@@ -51,7 +51,7 @@ QUESTIONS = ROOT / "bench" / "questions"
 SETS: dict[str, tuple[tuple[Path, ...], str]] = {
     "dev": ((QUESTIONS / "corpus-a-dev.json", QUESTIONS / "corpus-b-dev.json"), "main"),
     "test": ((QUESTIONS / "corpus-a-test.json", QUESTIONS / "corpus-b-test.json"), "main"),
-    # Written after the settings were frozen, by someone who never saw a ranking's output; scored once per release.
+    # Written blind to the ranking and first scored once, after a freeze; since tuned on like the others.
     "holdout": ((QUESTIONS / "corpus-c-holdout.json",), "main"),
     "52": ((QUERIES,), "main"),
     "extra": ((QUESTIONS / "extra-genkit-tensorflow.json",), "extra"),
