@@ -18,11 +18,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from .backend import Backend
 from .batching import DocumentBatcher
-from .cache import CacheStats, ResultCache, cache_key, cache_scope, shared_cache
+from .cache import CacheStats, ResultCache, cache_key, shared_cache
 from .connection import (
     GOOGLE_ENDPOINT,
     LOCAL_ENDPOINT,
@@ -33,7 +32,6 @@ from .connection import (
     resolve_protocol,
 )
 from .errors import (
-    AuthenticationError,
     ConfigurationError,
     DevKnowError,
     DocumentNotFoundError,
@@ -136,13 +134,7 @@ class DevKnowClient:
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.cache = _choose_cache(cache)
         self._headers = connection.headers
-        # Results are cached per endpoint and credentials (hashed): another key's results are never served.
-        self._cache_scope = cache_scope(
-            self.endpoint,
-            self.api_key,
-            self._access_token,
-            *(f"{name.lower()}: {value}" for name, value in sorted(self._headers.items())),
-        )
+        self._cache_scope = connection.cache_scope()  # another key's results are never served
         self.notices: list[str] = []
         self._offline_copy = OfflineCopy(self.notices, enabled=offline_store)
         self._offline_fallback_enabled = offline_fallback
@@ -222,7 +214,8 @@ class DevKnowClient:
         sources = normalize_sources(source)
         started = time.perf_counter()
         try:
-            arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, page_token)
+            accepts = self._search_inputs(sources, since, page_token)
+            arguments, filter_here, notices = search_arguments(query, sources, since, page_size, page_token, accepts)
             (hits, token, served), from_cache = self._call_cached(
                 "search_documents", arguments, refresh=refresh, parse=parse_page
             )
@@ -231,7 +224,7 @@ class DevKnowClient:
             if not self._falls_back(exc) or page_token:  # a later page of the service's results: not here
                 raise
             inputs = self._fallback.search_inputs(exc)
-            arguments, filter_here, notices = self._search_arguments(query, sources, since, page_size, None, inputs)
+            arguments, filter_here, notices = search_arguments(query, sources, since, page_size, None, inputs)
             (hits, _, served), from_cache = parse_page(self._call_local("search_documents", arguments, exc)), False
             token, local = None, True
             notices.insert(0, fallback_notice(exc))
@@ -241,23 +234,6 @@ class DevKnowClient:
         out = SearchResults(query, chunks, info, next_page_token=token)
         out._request = {"source": sources or None, "since": since, "page_size": page_size}
         return out
-
-    def _search_arguments(
-        self,
-        query: str,
-        sources: list[str],
-        since: Any,
-        page_size: int | None,
-        page_token: str | None,
-        inputs: set[str] | None = None,
-    ) -> tuple[dict[str, Any], list[str], list[str]]:
-        """The tool's arguments for a search, the sites left to filter here, and notices on what the server
-        can't do. Filters and paging go to the server when its search schema takes them (the REST backend).
-        ``inputs``: the search tool's argument names, when not the server's (the local index's, offline)."""
-        rest = getattr(self._backend, "protocol", None) == "rest" and inputs is None
-        if inputs is None and (sources or since or page_token or rest):
-            inputs = self._search_inputs()
-        return search_arguments(query, sources, since, page_size, page_token, inputs or set())
 
     def next_page(self, results: SearchResults, *, refresh: bool = False) -> SearchResults:
         """The page of hits after ``results``, searched with the same query and filters (a new request)."""
@@ -346,8 +322,7 @@ class DevKnowClient:
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
         self._check_open()
-        self._check_credentials()  # like the tool calls: no keyless request to Google's server
-        return self._link.list_tools(refresh=refresh)
+        return self._link.list_tools(refresh=refresh)  # as for tool calls, no keyless request to Google's server
 
     # -- status and lifecycle -------------------------------------------------------------------
 
@@ -399,15 +374,8 @@ class DevKnowClient:
             raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
         return " ".join(query.split())
 
-    def _check_credentials(self) -> None:
-        # Google's server needs a key; fail before any request rather than after a 401 round trip.
-        google = urlsplit(self.endpoint).hostname == urlsplit(GOOGLE_ENDPOINT).hostname
-        if self.backend_kind == "remote" and google and not (self.api_key or self._access_token):
-            raise AuthenticationError("No API key is configured for the Developer Knowledge API.")
-
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
-        self._check_credentials()
         return self._link.call_tool(tool, arguments)  # on the REST surface when the MCP server refuses us
 
     def _falls_back(self, exc: TransportError) -> bool:
@@ -435,8 +403,11 @@ class DevKnowClient:
         self.cache.set(key, value)
         return value, False
 
-    def _search_inputs(self) -> set[str]:
-        """The argument names the server's search_documents takes (from its input schema)."""
+    def _search_inputs(self, sources: list[str], since: Any, page_token: str | None) -> set[str]:
+        """The argument names the server's search_documents takes (from its input schema), asked only when a
+        search needs more than a query, or of the REST surface (whose paging and filters go to the server)."""
+        if not (sources or since or page_token or getattr(self._backend, "protocol", None) == "rest"):
+            return set()
         try:
             return search_input_names(self.list_tools())
         except TransportError as exc:

@@ -15,7 +15,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .backend import Backend
+from .cache import cache_scope
 from .errors import (
+    AuthenticationError,
     ConfigurationError,
     DevKnowError,
     DocumentNotFoundError,
@@ -162,6 +164,22 @@ class Connection:
             )
         return cls(endpoint, protocol, api_key, key_source, access_token, **limits), endpoint_source
 
+    def cache_scope(self) -> tuple[str, str]:
+        """The scope of this connection's cache keys: the endpoint and a salted hash of the credentials and
+        headers (:func:`~devknow_jupyter.cache.cache_scope`), so another key's results are never served."""
+        return cache_scope(
+            self.endpoint,
+            self.api_key,
+            self.access_token,
+            *(f"{name.lower()}: {value}" for name, value in sorted(self.headers.items())),
+        )
+
+    def check_credentials(self, backend: Backend) -> None:
+        """Google's server needs a key: fail before any request rather than after a 401 round trip."""
+        google = urlsplit(self.endpoint).hostname == urlsplit(GOOGLE_ENDPOINT).hostname
+        if backend.kind == "remote" and google and not (self.api_key or self.access_token):
+            raise AuthenticationError("No API key is configured for the Developer Knowledge API.")
+
     def make_backend(self) -> Backend:
         """The backend for the endpoint: the local index, the REST surface or an MCP server over HTTP."""
         if _is_local(self.endpoint):
@@ -222,6 +240,7 @@ class BackendLink:
 
     def call_tool(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call ``tool`` on the backend; once more on the REST surface when the MCP server refused it."""
+        self.connection.check_credentials(self.backend)
         try:
             return self.backend.call_tool(tool, arguments)
         except (ProtocolError, ToolError) as exc:
@@ -231,6 +250,7 @@ class BackendLink:
 
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The backend's tools, asked once (again with ``refresh``, or after a switch)."""
+        self.connection.check_credentials(self.backend)
         with self._lock:
             if self._tools is None or refresh:
                 try:
