@@ -214,7 +214,8 @@ class DevKnowClient:
         sources = normalize_sources(source)
         started = time.perf_counter()
         try:
-            accepts = self._search_inputs(sources, since, page_token)
+            rest = getattr(self._backend, "protocol", None) == "rest"  # its paging and filters go to the server
+            accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
             arguments, filter_here, notices = search_arguments(query, sources, since, page_size, page_token, accepts)
             (hits, token, served), from_cache = self._call_cached(
                 "search_documents", arguments, refresh=refresh, parse=parse_page
@@ -403,13 +404,10 @@ class DevKnowClient:
         self.cache.set(key, value)
         return value, False
 
-    def _search_inputs(self, sources: list[str], since: Any, page_token: str | None) -> set[str]:
-        """The argument names the server's search_documents takes (from its input schema), asked only when a
-        search needs more than a query, or of the REST surface (whose paging and filters go to the server)."""
-        if not (sources or since or page_token or getattr(self._backend, "protocol", None) == "rest"):
-            return set()
+    def _search_inputs(self, tool: str = "search_documents") -> set[str]:
+        """The argument names the server's ``tool`` takes (from its input schema)."""
         try:
-            return search_input_names(self.list_tools())
+            return search_input_names(self.list_tools(), tool)
         except TransportError as exc:
             if self._falls_back(exc):
                 raise  # unreachable: the search goes to the local index at once, without a second try

@@ -17,11 +17,11 @@ from .names import source_matches
 __all__ = ["keep_hits", "parse_page", "search_arguments", "search_input_names"]
 
 
-def search_input_names(tools: Iterable[dict[str, Any]]) -> set[str]:
-    """The argument names a server's ``search_documents`` takes, from its input schema in ``tools``."""
-    for tool in tools:
-        if tool.get("name") == "search_documents":
-            return set((tool.get("inputSchema") or {}).get("properties") or {})
+def search_input_names(tools: Iterable[dict[str, Any]], tool: str = "search_documents") -> set[str]:
+    """The argument names a server's ``tool`` (``search_documents``) takes, from its input schema in ``tools``."""
+    for item in tools:
+        if item.get("name") == tool:
+            return set((item.get("inputSchema") or {}).get("properties") or {})
     return set()
 
 
