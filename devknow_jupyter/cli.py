@@ -148,7 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
         _global_options(sub, defaults=False)
         return sub
 
-    search = command("search", "Search passages of documentation.")
+    _search_parser(command("search", "Search passages of documentation."))
+    get = command("get", "Print whole documents as Markdown.")
+    get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
+    _ask_parser(command("ask", "Answer a question from the documentation, with references."))
+    index_help = "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
+    _index_parser(command("index", index_help))
+    _serve_parser(command("serve", "Serve the local index as an MCP server (Streamable HTTP)."))
+    command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
+    _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
+    return parser
+
+
+def _search_parser(search: argparse.ArgumentParser) -> None:
     search.add_argument("query", nargs="+", metavar="QUERY", help="what to look for (quotes optional)")
     search.add_argument(
         "-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits (REST: up to 100)"
@@ -161,18 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST protocol)")
 
-    get = command("get", "Print whole documents as Markdown.")
-    get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
 
-    ask = command("ask", "Answer a question from the documentation, with references.")
+def _ask_parser(ask: argparse.ArgumentParser) -> None:
     ask.add_argument(
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
-    index = command(
-        "index", "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
-    )
+
+def _index_parser(index: argparse.ArgumentParser) -> None:
     index.add_argument(
         "path", metavar="PATH", help="folder or .jsonl file to index (again: only changed files are re-read)"
     )
@@ -183,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
     )
 
-    serve = command("serve", "Serve the local index as an MCP server (Streamable HTTP).")
+
+def _serve_parser(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--docs", metavar="PATH", help="serve only this folder of Markdown (default: the default index)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8765, help="port to listen on (default: 8765)")
@@ -209,10 +219,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
     )
-
-    command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
-    _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
-    return parser
 
 
 def _pack_parser(pack: argparse.ArgumentParser) -> None:
