@@ -129,8 +129,8 @@ class DevKnowClient:
             pack, indexed folders, saved pages) when the service cannot be reached (DNS failure, refused
             connection, connect or read timeout), with a notice in ``info.notices``. Errors the server
             replies with (401, 403, 429, tool errors) are never replaced.
-        max_reply_bytes: The largest reply (JSON body or one event of a stream) read from a remote server,
-            32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
+        max_reply_bytes: The largest reply (JSON body or one event of a stream; a REST body) read from a
+            remote server, 32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
 
@@ -268,6 +268,8 @@ class DevKnowClient:
             access_token=self._access_token,
             headers=self._headers,
             timeout=self.timeout,
+            connect_timeout=self.connect_timeout,
+            max_reply_bytes=self._max_reply_bytes,
             credential_source=self.key_source,
         )
 
