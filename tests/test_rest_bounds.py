@@ -63,32 +63,30 @@ def test_a_declared_oversized_body_is_a_protocol_error_naming_the_limit_and_not_
 
 def test_a_chunked_oversized_body_is_cut_at_the_limit() -> None:
     big = padded_hits(4 * 1024 * 1024)
-    with ScriptedServer(lambda call: chunked(big)) as server:
-        with client_for(server, max_reply_bytes=256 * 1024) as client:
-            with pytest.raises(ProtocolError, match="max_reply_bytes"):
-                client.search_documents("bucket")
-            assert len(server.calls) == 1
-            # The client stays usable: a reply within the limit comes through on the same client.
-            server.handler = lambda call: json_reply({"results": [HIT]})
-            assert client.search_documents("bucket").names == ["documents/example.dev/a"]
+    with ScriptedServer(lambda call: chunked(big)) as server, client_for(server, max_reply_bytes=256 * 1024) as client:
+        with pytest.raises(ProtocolError, match="max_reply_bytes"):
+            client.search_documents("bucket")
+        assert len(server.calls) == 1
+        # The client stays usable: a reply within the limit comes through on the same client.
+        server.handler = lambda call: json_reply({"results": [HIT]})
+        assert client.search_documents("bucket").names == ["documents/example.dev/a"]
 
 
 def test_a_reply_within_the_limit_is_read_whole_and_none_means_no_limit() -> None:
     body = padded_hits(300 * 1024)
-    with ScriptedServer(lambda call: chunked(body, piece=1000)) as server:
-        with client_for(server, max_reply_bytes=None) as client:
-            hits = client.search_documents("bucket")
+    with ScriptedServer(lambda call: chunked(body, piece=1000)) as server, client_for(server, max_reply_bytes=None) as c:
+        hits = c.search_documents("bucket")
     assert len(hits[0].content) == 300 * 1024
 
 
 def test_a_dripping_body_ends_at_the_calls_deadline() -> None:
     body = padded_hits(2000)
-    with ScriptedServer(lambda call: chunked(body, piece=1, pause=0.05)) as server:  # 100 s to send it all
-        with client_for(server, timeout=1.5) as client:
-            started = time.monotonic()
-            with pytest.raises(RequestTimeout, match="bounds the whole call"):
-                client.search_documents("bucket")
-            took = time.monotonic() - started
+    dripping = ScriptedServer(lambda call: chunked(body, piece=1, pause=0.05))  # 100 s to send it all
+    with dripping as server, client_for(server, timeout=1.5) as client:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout, match="bounds the whole call"):
+            client.search_documents("bucket")
+        took = time.monotonic() - started
     assert took < 4.0, took
 
 
