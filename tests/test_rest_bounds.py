@@ -74,8 +74,9 @@ def test_a_chunked_oversized_body_is_cut_at_the_limit() -> None:
 
 def test_a_reply_within_the_limit_is_read_whole_and_none_means_no_limit() -> None:
     body = padded_hits(300 * 1024)
-    with ScriptedServer(lambda call: chunked(body, piece=1000)) as server:
-        hits = client_for(server, max_reply_bytes=None).search_documents("bucket")
+    with ScriptedServer(lambda call: chunked(body, piece=1000)) as server:  # noqa: SIM117 (line length)
+        with client_for(server, max_reply_bytes=None) as client:
+            hits = client.search_documents("bucket")
     assert len(hits[0].content) == 300 * 1024
 
 
