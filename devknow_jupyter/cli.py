@@ -159,7 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="only hits from this site, e.g. firebase.google.com (repeat for several)",
     )
-    search.add_argument("--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST protocol)")
+    search.add_argument(
+        "--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST, and the local index's files)"
+    )
+    search.add_argument("--page-token", metavar="TOKEN", help="the next page of a search (printed after a page)")
 
     get = command("get", "Print whole documents as Markdown.")
     get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
@@ -272,9 +275,13 @@ def _client(args: argparse.Namespace) -> Any:
 
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
+        results = client.search_documents(
+            " ".join(args.query), source=args.source, since=args.since, page_size=args.n, page_token=args.page_token
+        )
     _note(results.info.notices)
     _emit(results, args, out)
+    if results.next_page_token:  # on stderr, so that --json output stays one JSON value
+        _note([f"more hits: run the same search with --page-token {results.next_page_token}"])
     return 0
 
 

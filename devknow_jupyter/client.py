@@ -357,9 +357,10 @@ class DevKnowClient:
             source: Keep only hits from this site (e.g. ``"firebase.google.com"``), or from any of several
                 (a list, or names separated by commas); sent to the service when its search takes a filter
                 (REST: ``data_source = "…" OR …``), otherwise applied to the hits here (with a notice).
-            since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``); REST only,
-                other servers say in a notice that they could not apply it.
-            page_size: How many hits (REST: up to 100 a page; elsewhere the hits are cut here).
+            since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``): REST, and the
+                local index for pages read from files (their modification time); other servers say in a
+                notice that they could not apply it.
+            page_size: How many hits (REST and the local index: up to 100 a page; elsewhere cut here).
             page_token: A page after the first: ``results.next_page_token`` (or use ``client.next_page(results)``).
             refresh: Ask the server even when the answer is cached.
         """
@@ -414,7 +415,7 @@ class DevKnowClient:
         if inputs is not None:
             accepts = inputs
         else:
-            accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
+            accepts = self._search_inputs() if (sources or since or page_size or page_token or rest) else set()
         if "filter" in accepts and (sources or since):
             arguments["filter"] = build_filter(sources, since)
             filter_here = [site for site in sources if "/" in site]  # the service filters by whole sites only
@@ -423,7 +424,9 @@ class DevKnowClient:
             filter_here = sources if len(sources) != 1 or not field else []
             if field and not filter_here:
                 arguments[field] = sources[0]
-            if since:
+            if since and "since" in accepts:  # the local index (and `devknow serve`): by the dates it knows
+                arguments["since"] = rfc3339(since)
+            elif since:
                 notices.append(f"Not applied: since {rfc3339(since)} (this server's search takes no date filter).")
         if page_size and "page_size" in accepts:
             from .rest import MAX_PAGE_SIZE
@@ -436,7 +439,8 @@ class DevKnowClient:
         if page_token:
             if "page_token" not in accepts:
                 raise ConfigurationError(
-                    "This server's search has no pages.", hint="Use protocol='rest' for paging, or a larger -n."
+                    "This server's search has no pages.",
+                    hint="Use protocol='rest' or the local index for paging, or a larger -n.",
                 )
             arguments["page_token"] = page_token
         return arguments, filter_here, notices

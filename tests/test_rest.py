@@ -19,6 +19,7 @@ from devknow_jupyter.errors import (
     ConfigurationError,
     DocumentNotFoundError,
     QuotaExceededError,
+    ToolError,
     TransportError,
 )
 from tests.conftest import free_port
@@ -280,12 +281,12 @@ def test_magic_since_and_several_sources(server: RestServer, ip, monkeypatch: py
     assert server.calls_to("searchDocumentChunks")[0].query["pageSize"] == ["3"]
 
 
-def test_the_offline_index_says_what_it_cannot_honour() -> None:
+def test_the_offline_index_pages_and_refuses_the_services_tokens() -> None:
+    # The local index pages too (tests/test_local_paging.py); a token of the service's is not one of its own.
     with DevKnowClient("local", cache=False) as client:
-        hits = client.search_documents("answer quota", since="2026-01-01", page_size=2)
-        assert len(hits) <= 2 and not hits.has_next_page
-        assert any("Not applied: since 2026-01-01T00:00:00Z" in notice for notice in hits.info.notices)
-        with pytest.raises(ConfigurationError, match="no pages"):
+        hits = client.search_documents("answer quota", page_size=2)
+        assert len(hits) == 2 and hits.has_next_page
+        with pytest.raises(ToolError, match="not a page token"):
             client.search_documents("answer quota", page_token="p2")
 
 
