@@ -18,7 +18,8 @@ from devknow_jupyter.local.backend import LocalBackend
 from devknow_jupyter.local.index import LocalIndex
 
 # Our own words: fourteen pages about one subject, each with something of its own.
-COLOURS = "amber azure beige coral cyan ebony ivory jade khaki lilac mauve ochre olive plum".split()
+COLOURS = ["amber", "azure", "beige", "coral", "cyan", "ebony", "ivory"]
+COLOURS += ["jade", "khaki", "lilac", "mauve", "ochre", "olive", "plum"]
 OLD = 1_577_836_800  # 2020-01-01, as a file modification time
 NEW = 1_780_272_000  # 2026-06-01
 
