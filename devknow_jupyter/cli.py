@@ -171,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument(
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
+    ask.add_argument(
+        "--source", metavar="DOMAIN", action="append", help="ground the answer in this site's pages (REST; repeat)"
+    )
+    ask.add_argument("--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST)")
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
     index = command(
@@ -302,7 +306,8 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
+        question = " ".join(args.question)
+        result = client.ask(question, fallback=not args.no_fallback, source=args.source, since=args.since)
     _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
     _emit(result, args, out)  # an answer, or search results standing in when the answer quota is used up
     return 0

@@ -492,41 +492,63 @@ class DevKnowClient:
             raise DocumentNotFoundError(missing, result, unreachable=reason)
         return result
 
-    def answer_query(self, query: str, *, refresh: bool = False) -> Answer:
+    def answer_query(
+        self, query: str, *, source: str | Iterable[str] | None = None, since: Any = None, refresh: bool = False
+    ) -> Answer:
         """Ask a question; returns a grounded :class:`Answer` with the names of its references.
 
         The service allows few answers a day: on exhaustion this raises
         :class:`~devknow_jupyter.errors.QuotaExceededError`, and the caller may fall back to
         :meth:`search_documents` (``%%devask`` does). When the service cannot be reached (see
         ``offline_fallback``), the local index answers by quoting its best passages.
+
+        ``source`` and ``since`` ground the answer in those sites' pages updated since then, as in
+        :meth:`search_documents`; only the REST protocol's answers take such a filter (AnswerQuery's
+        ``filter``): elsewhere the answer says in a notice that they were not applied.
         """
         query = self._check_query(query)
         started = time.perf_counter()
-        notices: list[str] = []
+        from .rest.filters import answer_filter, normalize_sources
+
+        sources = normalize_sources(source)
+        wanted = bool(sources) or (since is not None and since != "")
+        accepts = self._search_inputs("answer_query") if wanted else set()
+        expression, notices = answer_filter(sources, since, accepts)
+        arguments = {"query": query, **({"filter": expression} if expression else {})}
+        local = False
         try:
-            data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+            data, from_cache = self._call_cached("answer_query", arguments, refresh=refresh)
         except TransportError as exc:
             if not self._falls_back(exc):
                 raise
-            data, from_cache = self._call_local("answer_query", {"query": query}, exc), False
-            notices.append(fallback_notice(exc))
+            data, from_cache, local = self._call_local("answer_query", {"query": query}, exc), False, True
+            notices = [fallback_notice(exc), *answer_filter(sources, since, set())[1]]
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=bool(notices))
+        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=local)
         return answer
 
-    def ask(self, query: str, *, fallback: bool = True, refresh: bool = False) -> Answer | SearchResults:
+    def ask(
+        self,
+        query: str,
+        *,
+        fallback: bool = True,
+        refresh: bool = False,
+        source: str | Iterable[str] | None = None,
+        since: Any = None,
+    ) -> Answer | SearchResults:
         """Answer ``query``; when the answer quota is used up, search for it instead.
 
         The service's own advice for an exhausted ``answer_query`` quota. The search results then carry
         :data:`QUOTA_FALLBACK_NOTICE` in ``info.notices``, so every view of them says why. With
         ``fallback=False`` the :class:`~devknow_jupyter.errors.QuotaExceededError` is raised instead.
+        ``source`` and ``since`` filter both (see :meth:`answer_query`).
         """
         try:
-            return self.answer_query(query, refresh=refresh)
+            return self.answer_query(query, source=source, since=since, refresh=refresh)
         except QuotaExceededError:
             if not fallback:
                 raise
-        results = self.search_documents(query, refresh=refresh)
+        results = self.search_documents(query, source=source, since=since, refresh=refresh)
         results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
         return results
 
@@ -707,8 +729,8 @@ class DevKnowClient:
                 self._pool = ThreadPoolExecutor(self._max_workers, thread_name_prefix="devknow")
             return self._pool
 
-    def _search_inputs(self) -> set[str]:
-        """The argument names the server's search_documents takes (from its input schema)."""
+    def _search_inputs(self, tool: str = "search_documents") -> set[str]:
+        """The argument names the server's ``tool`` (search_documents) takes (from its input schema)."""
         try:
             tools = self.list_tools()
         except TransportError as exc:
@@ -717,9 +739,9 @@ class DevKnowClient:
             return set()
         except DevKnowError:
             return set()
-        for tool in tools:
-            if tool.get("name") == "search_documents":
-                return set((tool.get("inputSchema") or {}).get("properties") or {})
+        for item in tools:
+            if item.get("name") == tool:
+                return set((item.get("inputSchema") or {}).get("properties") or {})
         return set()
 
     def _info(self, started: float, from_cache: bool, notices: list[str], *, local: bool = False) -> ResultInfo:
