@@ -389,6 +389,15 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
                 status["answered_by"] = FALLBACK_BACKEND
                 _note([f"{exc.message} Until it can, search, get and ask answer from the local index."])
                 problem = None
+        from .status import installed_pack_lines, protocol_line
+
+        figures = client.status()  # after the tools call: the MCP era is known by now
+        status.update(era=figures["era"], protocol_version=figures["protocol_version"], protocol=figures["protocol"])
+        status["packs"] = installed_pack_lines(client.backend)
+    if not args.json:  # one row for the protocol and its era (the JSON keeps them apart)
+        status["protocol"] = protocol_line(status)
+        status.pop("era", None)
+        status.pop("protocol_version", None)
     if args.json:
         _print_json(status, out)
     else:
@@ -396,7 +405,7 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         width = max(len(key) for key in status)
         for key, value in status.items():
             if isinstance(value, list):
-                value = ", ".join(map(str, value))
+                value = ", ".join(map(str, value)) or "none"
             elif isinstance(value, float):
                 value = f"{value:.4g}"
             text.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")

@@ -569,16 +569,17 @@ class DevKnowClient:
     # -- status and lifecycle -------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Endpoint, backend, the MCP era and protocol version once the server told them (None until then,
-        and for the local backend), where the key came from (never the key), cache figures, which backend
-        answered the last tool call (``answered_by``: ``"remote"``, ``"local"`` or ``"local (offline
-        fallback)"``; None before the first) and whether the offline fallback is on."""
+        """Endpoint, backend, protocol (``"mcp"``, ``"rest"`` or ``"local"``), the MCP era and protocol version
+        once the server told them (None until then, and for the other protocols), where the key came from
+        (never the key), cache figures, which backend answered the last tool call (``answered_by``:
+        ``"remote"``, ``"local"`` or ``"local (offline fallback)"``; None before the first) and whether the
+        offline fallback is on."""
         stats = self.cache.stats()
         return {
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
             "backend": self.backend_kind,
-            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else None,
+            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else "local",
             "era": getattr(self._backend, "era", None),
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),
