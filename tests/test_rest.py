@@ -118,6 +118,14 @@ def test_wrong_key_is_an_authentication_error_without_the_key() -> None:
     assert "passed as api_key=" in message
 
 
+def test_a_rejected_token_is_an_authentication_error() -> None:
+    with RestServer(token="ya29.good-token-81") as server:
+        client = rest_client(server, api_key=None, access_token="ya29.stale-token-82", offline_fallback=False)
+        with client, pytest.raises(AuthenticationError) as caught:
+            client.search_documents("bucket")
+    assert "rejected the access token" in caught.value.short_message() and "stale-token" not in str(caught.value)
+
+
 def test_no_credentials_is_an_authentication_error(server: RestServer) -> None:
     with DevKnowClient(server.url, protocol="rest", cache=False) as client, pytest.raises(AuthenticationError):
         client.search_documents("bucket")

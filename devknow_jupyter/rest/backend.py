@@ -157,6 +157,9 @@ class RestBackend:
         adapter = BoundedAdapter(max_reply_bytes, connect_timeout)
         for prefix in ("http://", "https://"):
             transport._session.mount(prefix, adapter)
+        # google-auth would answer a 401 by refreshing the credentials, which anonymous ones can't do
+        # (InvalidOperation, not the service's refusal): the 401 is the answer.
+        transport._session._refresh_status_codes = ()
         self.retry = retry or RetryPolicy()
         self._client = DeveloperKnowledgeClient(transport=transport)
         self._metadata = tuple(metadata)
