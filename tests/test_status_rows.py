@@ -22,15 +22,20 @@ def status_rows(text: str) -> dict[str, str]:
     return rows
 
 
+NOTE = """---
+name: documents/notes.team.test/deploy
+uri: https://notes.team.test/deploy
+title: Deploying
+---
+Deploys leave from the release branch on Tuesdays, once the checklist is green.
+"""
+
+
 def notes_pack(tmp_path: Path) -> Path:
-    folder = tmp_path / "team-notes"
-    folder.mkdir()
-    (folder / "deploy.md").write_text(
-        "---\nname: documents/notes.team.test/deploy\nuri: https://notes.team.test/deploy\ntitle: Deploying\n---\n"
-        "Deploys leave from the release branch on Tuesdays, once the checklist is green.\n",
-        encoding="utf-8",
-    )
-    return packs.build([folder], tmp_path / "notes.pack").path
+    """A one-page pack called ``notes``, built from a folder of our own words."""
+    (tmp_path / "team-notes").mkdir()
+    (tmp_path / "team-notes" / "deploy.md").write_text(NOTE, encoding="utf-8")
+    return packs.build([tmp_path / "team-notes"], tmp_path / "notes.pack").path
 
 
 def test_local_status_names_the_protocol_and_the_installed_packs(tmp_path: Path, capsys) -> None:
