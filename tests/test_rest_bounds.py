@@ -72,6 +72,19 @@ def test_a_chunked_oversized_body_is_cut_at_the_limit() -> None:
         assert client.search_documents("bucket").names == ["documents/example.dev/a"]
 
 
+def test_a_small_gzip_body_that_inflates_past_the_limit_is_cut() -> None:
+    import gzip
+
+    bomb = gzip.compress(padded_hits(8 * 1024 * 1024))  # about 8 KB on the wire
+    headers = {"Content-Encoding": "gzip"}
+    reply = lambda call: Response(bomb, media_type="application/json", headers=headers)  # noqa: E731
+    with ScriptedServer(reply) as server, client_for(server, max_reply_bytes=256 * 1024) as client:
+        with pytest.raises(ProtocolError, match="max_reply_bytes"):
+            client.search_documents("bucket")
+        server.handler = lambda call: Response(gzip.compress(padded_hits(1000)), headers=headers)
+        assert len(client.search_documents("bucket")[0].content) == 1000  # a small one is inflated as usual
+
+
 def test_a_reply_within_the_limit_is_read_whole_and_none_means_no_limit() -> None:
     body = padded_hits(300 * 1024)
     with ScriptedServer(lambda call: chunked(body, piece=1000)) as server:  # noqa: SIM117 (line length)
