@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import threading
 import time
 from collections.abc import AsyncIterator
 
@@ -102,6 +104,52 @@ def test_a_dripping_body_ends_at_the_calls_deadline() -> None:
             client.search_documents("bucket")
         took = time.monotonic() - started
     assert took < 4.0, took
+
+
+class DrippingHeaders:
+    """A raw socket server whose reply's status line comes at once and whose headers then drip, one byte
+    every 50 ms, for ever (no ASGI server can send headers this way)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stop = threading.Event()
+        self.requests = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> DrippingHeaders:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop.set()
+        self.sock.close()
+        self.thread.join(timeout=5)
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            conn.recv(65536)
+            self.requests += 1
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+                while not self.stop.wait(0.05):
+                    conn.sendall(b"X")  # a header line that never ends
+            except OSError:
+                pass  # the client hung up: what it should do at its deadline
+
+
+def test_dripping_headers_end_at_the_calls_deadline() -> None:
+    with DrippingHeaders() as server:
+        with DevKnowClient(server.url, protocol="rest", api_key=KEY, timeout=1.5, offline_fallback=False) as client:
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout, match="bounds the whole call"):
+                client.search_documents("bucket")
+            assert time.monotonic() - started < 4.0
+        assert server.requests == 1
 
 
 def test_a_server_that_never_replies_ends_at_the_deadline() -> None:

@@ -11,6 +11,11 @@ and stopping with the MCP transport's ``ProtocolError`` (:func:`~devknow_jupyter
 once the body passes the limit, without reading further. The body it read becomes the response's content,
 so the generated code parses it as before.
 
+The status line and headers are read inside urllib3, a line at a time, each read waiting at most the time
+left but a dripping server could still send one byte per read for ever: so each connection records itself
+when a request goes out on it (the adapter's connection classes), and a timer shuts its socket down at the
+call's deadline, which ends any read at once (as the MCP transport bounds every read by the deadline).
+
 The call's budget travels in a thread-local (:func:`bounded_call`): the generated methods take no argument
 that could carry it, and the client calls a backend from several threads at once.
 """
@@ -24,6 +29,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from ..transport.budget import CallBudget
 from ..transport.decode import too_large
@@ -51,6 +58,43 @@ def current_budget() -> CallBudget | None:
     return getattr(_call, "budget", None)
 
 
+class _Watched:
+    """A connection that records itself in its thread's call when a request goes out on it."""
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        sent_on = getattr(_call, "connections", None)
+        if sent_on is not None:
+            sent_on.append(self)
+        return super().request(*args, **kwargs)  # type: ignore[misc]
+
+
+class _WatchedHTTPConnection(_Watched, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+def _cut(connections: list[Any]) -> None:
+    """At the deadline: end every read on the call's connections (a blocked read returns at once)."""
+    for connection in connections:
+        sock = getattr(connection, "sock", None)
+        try:
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class BoundedAdapter(HTTPAdapter):
     """A ``requests`` adapter that reads each reply body itself, within a byte limit and the call's deadline.
 
@@ -64,18 +108,41 @@ class BoundedAdapter(HTTPAdapter):
         self.max_reply_bytes = max_reply_bytes
         self.connect_timeout = connect_timeout
 
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        """The pool manager, with connections that record themselves (see the module docstring)."""
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+
     def send(self, request: Any, stream: bool = False, timeout: Any = None, **kwargs: Any) -> Any:
         """Send ``request`` and, unless the caller streams, read its body within the limits."""
         budget = current_budget()
-        if budget is not None:
-            budget.check()
-            left = max(budget.remaining(), 0.001)
-            timeout = (min(self.connect_timeout, left), left)
+        if budget is None:
+            return self._send(request, stream, timeout, None, **kwargs)
+        budget.check()
+        left = max(budget.remaining(), 0.001)
+        connections: list[Any] = []
+        deadline = threading.Timer(left, _cut, (connections,))
+        deadline.daemon = True
+        _call.connections = connections
+        deadline.start()
+        try:
+            return self._send(request, stream, (min(self.connect_timeout, left), left), budget, **kwargs)
+        except Exception:
+            if budget.remaining() <= 0:
+                raise budget.expired() from None  # whatever the cut read ended in, the call ran out of time
+            raise
+        finally:
+            deadline.cancel()
+            _call.connections = None
+
+    def _send(self, request: Any, stream: bool, timeout: Any, budget: CallBudget | None, **kwargs: Any) -> Any:
         response = super().send(request, stream=True, timeout=timeout, **kwargs)
         if stream:
             return response
         try:
             response._content = self._read(response, budget)
+            if budget is not None:
+                budget.check()  # a body cut at the deadline may look complete
         except BaseException:
             response.close()  # the connection is dropped, the rest of the body never read
             raise
