@@ -390,6 +390,7 @@ class DevKnowClient:
             notices.append(_filtered_here(", ".join(filter_here), len(chunks), len(hits)))
         if page_size and len(chunks) > page_size:
             chunks = chunks[:page_size]
+            token = None  # the server's next page starts after the hits cut here: following it would skip them
         info = self._info(started, from_cache, notices, local=local)
         out = SearchResults(query, chunks, info, next_page_token=token)
         out._request = {"source": sources or None, "since": since, "page_size": page_size}
