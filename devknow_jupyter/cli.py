@@ -171,13 +171,20 @@ def _search_parser(search: argparse.ArgumentParser) -> None:
         action="append",
         help="only hits from this site, e.g. firebase.google.com (repeat for several)",
     )
-    search.add_argument("--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST protocol)")
+    search.add_argument(
+        "--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST, and the local index's files)"
+    )
+    search.add_argument("--page-token", metavar="TOKEN", help="the next page of a search (printed after a page)")
 
 
 def _ask_parser(ask: argparse.ArgumentParser) -> None:
     ask.add_argument(
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
+    ask.add_argument(
+        "--source", metavar="DOMAIN", action="append", help="ground the answer in this site's pages (REST; repeat)"
+    )
+    ask.add_argument("--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST)")
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
 
@@ -278,9 +285,13 @@ def _client(args: argparse.Namespace) -> Any:
 
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
+        results = client.search_documents(
+            " ".join(args.query), source=args.source, since=args.since, page_size=args.n, page_token=args.page_token
+        )
     _note(results.info.notices)
     _emit(results, args, out)
+    if results.next_page_token:  # on stderr, so that --json output stays one JSON value
+        _note([f"more hits: run the same search with --page-token {results.next_page_token}"])
     return 0
 
 
@@ -301,7 +312,8 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
+        question = " ".join(args.question)
+        result = client.ask(question, fallback=not args.no_fallback, source=args.source, since=args.since)
     _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
     _emit(result, args, out)  # an answer, or search results standing in when the answer quota is used up
     return 0
@@ -383,6 +395,15 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
                 status["answered_by"] = FALLBACK_BACKEND
                 _note([f"{exc.message} Until it can, search, get and ask answer from the local index."])
                 problem = None
+        from .status import installed_pack_lines, protocol_line
+
+        figures = client.status()  # after the tools call: the MCP era is known by now
+        status.update(era=figures["era"], protocol_version=figures["protocol_version"], protocol=figures["protocol"])
+        status["packs"] = installed_pack_lines(client.backend)
+    if not args.json:  # one row for the protocol and its era (the JSON keeps them apart)
+        status["protocol"] = protocol_line(status)
+        status.pop("era", None)
+        status.pop("protocol_version", None)
     if args.json:
         _print_json(status, out)
     else:
@@ -390,7 +411,7 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         width = max(len(key) for key in status)
         for key, value in status.items():
             if isinstance(value, list):
-                value = ", ".join(map(str, value))
+                value = ", ".join(map(str, value)) or "none"
             elif isinstance(value, float):
                 value = f"{value:.4g}"
             text.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")

@@ -84,8 +84,8 @@ class DevKnowClient:
             pack, indexed folders, saved pages) when the service cannot be reached (DNS failure, refused
             connection, connect or read timeout), with a notice in ``info.notices``. Errors the server
             replies with (401, 403, 429, tool errors) are never replaced.
-        max_reply_bytes: The largest reply (JSON body or one event of a stream) read from a remote server,
-            32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
+        max_reply_bytes: The largest reply (JSON body or one event of a stream; a REST body) read from a
+            remote server, 32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
             magics turn this off and show ``client.notices`` in the notebook instead.
 
@@ -202,9 +202,10 @@ class DevKnowClient:
             source: Keep only hits from this site (e.g. ``"firebase.google.com"``), or from any of several
                 (a list, or names separated by commas); sent to the service when its search takes a filter
                 (REST: ``data_source = "…" OR …``), otherwise applied to the hits here (with a notice).
-            since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``); REST only,
-                other servers say in a notice that they could not apply it.
-            page_size: How many hits (REST: up to 100 a page; elsewhere the hits are cut here).
+            since: Only documents updated since this date or time (``"2026-03-01"``, a ``date``): REST, and the
+                local index for pages read from files (their modification time); other servers say in a
+                notice that they could not apply it.
+            page_size: How many hits (REST and the local index: up to 100 a page; elsewhere cut here).
             page_token: A page after the first: ``results.next_page_token`` (or use ``client.next_page(results)``).
             refresh: Ask the server even when the answer is cached.
         """
@@ -215,7 +216,7 @@ class DevKnowClient:
         started = time.perf_counter()
         try:
             rest = getattr(self._backend, "protocol", None) == "rest"  # its paging and filters go to the server
-            accepts = self._search_inputs() if (sources or since or page_token or rest) else set()
+            accepts = self._search_inputs() if (sources or since or page_size or page_token or rest) else set()
             arguments, filter_here, notices = search_arguments(query, sources, since, page_size, page_token, accepts)
             (hits, token, served), from_cache = self._call_cached(
                 "search_documents", arguments, refresh=refresh, parse=parse_page
@@ -230,7 +231,9 @@ class DevKnowClient:
             token, local = None, True
             notices.insert(0, fallback_notice(exc))
         notices.extend(served)
-        chunks = keep_hits(hits, filter_here, page_size, notices)
+        chunks, cut = keep_hits(hits, filter_here, page_size, notices)
+        if cut:
+            token = None  # the server's next page starts after the hits cut here: following it would skip them
         info = self._info(started, from_cache, notices, local=local)
         out = SearchResults(query, chunks, info, next_page_token=token)
         out._request = {"source": sources or None, "since": since, "page_size": page_size}
@@ -282,41 +285,63 @@ class DevKnowClient:
             raise DocumentNotFoundError(missing, result, unreachable=reason)
         return result
 
-    def answer_query(self, query: str, *, refresh: bool = False) -> Answer:
+    def answer_query(
+        self, query: str, *, source: str | Iterable[str] | None = None, since: Any = None, refresh: bool = False
+    ) -> Answer:
         """Ask a question; returns a grounded :class:`Answer` with the names of its references.
 
         The service allows few answers a day: on exhaustion this raises
         :class:`~devknow_jupyter.errors.QuotaExceededError`, and the caller may fall back to
         :meth:`search_documents` (``%%devask`` does). When the service cannot be reached (see
         ``offline_fallback``), the local index answers by quoting its best passages.
+
+        ``source`` and ``since`` ground the answer in those sites' pages updated since then, as in
+        :meth:`search_documents`; only the REST protocol's answers take such a filter (AnswerQuery's
+        ``filter``): elsewhere the answer says in a notice that they were not applied.
         """
         query = self._check_query(query)
         started = time.perf_counter()
-        notices: list[str] = []
+        from .rest.filters import answer_filter, normalize_sources
+
+        sources = normalize_sources(source)
+        wanted = bool(sources) or (since is not None and since != "")
+        accepts = self._search_inputs("answer_query") if wanted else set()
+        expression, notices = answer_filter(sources, since, accepts)
+        arguments = {"query": query, **({"filter": expression} if expression else {})}
+        local = False
         try:
-            data, from_cache = self._call_cached("answer_query", {"query": query}, refresh=refresh)
+            data, from_cache = self._call_cached("answer_query", arguments, refresh=refresh)
         except TransportError as exc:
             if not self._falls_back(exc):
                 raise
-            data, from_cache = self._call_local("answer_query", {"query": query}, exc), False
-            notices.append(fallback_notice(exc))
+            data, from_cache, local = self._call_local("answer_query", {"query": query}, exc), False, True
+            notices = [fallback_notice(exc), *answer_filter(sources, since, set())[1]]
         answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=bool(notices))
+        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=local)
         return answer
 
-    def ask(self, query: str, *, fallback: bool = True, refresh: bool = False) -> Answer | SearchResults:
+    def ask(
+        self,
+        query: str,
+        *,
+        fallback: bool = True,
+        refresh: bool = False,
+        source: str | Iterable[str] | None = None,
+        since: Any = None,
+    ) -> Answer | SearchResults:
         """Answer ``query``; when the answer quota is used up, search for it instead.
 
         The service's own advice for an exhausted ``answer_query`` quota. The search results then carry
         :data:`QUOTA_FALLBACK_NOTICE` in ``info.notices``, so every view of them says why. With
         ``fallback=False`` the :class:`~devknow_jupyter.errors.QuotaExceededError` is raised instead.
+        ``source`` and ``since`` filter both (see :meth:`answer_query`).
         """
         try:
-            return self.answer_query(query, refresh=refresh)
+            return self.answer_query(query, source=source, since=since, refresh=refresh)
         except QuotaExceededError:
             if not fallback:
                 raise
-        results = self.search_documents(query, refresh=refresh)
+        results = self.search_documents(query, source=source, since=since, refresh=refresh)
         results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
         return results
 
@@ -328,15 +353,16 @@ class DevKnowClient:
     # -- status and lifecycle -------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Endpoint, backend, the MCP era and protocol version once the server told them (None until then,
-        and for the local backend), where the key came from (never the key), cache figures, which backend
-        answered the last tool call (``answered_by``: ``"remote"``, ``"local"`` or ``"local (offline
-        fallback)"``; None before the first) and whether the offline fallback is on."""
+        """Endpoint, backend, protocol (``"mcp"``, ``"rest"`` or ``"local"``), the MCP era and protocol version
+        once the server told them (None until then, and for the other protocols), where the key came from
+        (never the key), cache figures, which backend answered the last tool call (``answered_by``:
+        ``"remote"``, ``"local"`` or ``"local (offline fallback)"``; None before the first) and whether the
+        offline fallback is on."""
         return {
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
             "backend": self.backend_kind,
-            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else None,
+            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else "local",
             "era": getattr(self._backend, "era", None),
             "protocol_version": getattr(self._backend, "protocol_version", None),
             "key_source": self.key_source or ("access token" if self._access_token else None),

@@ -217,6 +217,8 @@ class Connection:
             access_token=self.access_token,
             headers=self.headers,
             timeout=self.timeout,
+            connect_timeout=self.connect_timeout,
+            max_reply_bytes=self.max_reply_bytes,
             credential_source=self.key_source,
         )
 

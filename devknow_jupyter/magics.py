@@ -471,6 +471,8 @@ class DevKnowMagics(Magics):
         help="When the answer quota is used up, stop with the "
         "error instead of showing search results for the question.",
     )
+    @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST protocol).")
+    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
     @no_var_expand
     @output_can_be_silenced
@@ -499,7 +501,9 @@ class DevKnowMagics(Magics):
             return None
         with self._interruptible(), _Progress(self.shell, "Asking…"):
             # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
-            result = self.session.client().ask(question, fallback=not args.no_fallback, refresh=args.refresh)
+            client = self.session.client()
+            fallback = not args.no_fallback
+            result = client.ask(question, fallback=fallback, refresh=args.refresh, source=args.source, since=args.since)
             self._store("_devask", out, result)
         return result
 

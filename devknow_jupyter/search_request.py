@@ -48,7 +48,9 @@ def search_arguments(
         filter_here = sources if len(sources) != 1 or not field else []
         if field and not filter_here:
             arguments[field] = sources[0]
-        if since:
+        if since and "since" in accepts:  # the local index (and `devknow serve`): by the dates it knows
+            arguments["since"] = rfc3339(since)
+        elif since:
             notices.append(f"Not applied: since {rfc3339(since)} (this server's search takes no date filter).")
     if page_size and "page_size" in accepts:
         from .rest import MAX_PAGE_SIZE
@@ -61,7 +63,8 @@ def search_arguments(
     if page_token:
         if "page_token" not in accepts:
             raise ConfigurationError(
-                "This server's search has no pages.", hint="Use protocol='rest' for paging, or a larger -n."
+                "This server's search has no pages.",
+                hint="Use protocol='rest' or the local index for paging, or a larger -n.",
             )
         arguments["page_token"] = page_token
     return arguments, filter_here, notices
@@ -69,16 +72,16 @@ def search_arguments(
 
 def keep_hits(
     hits: tuple[DocumentChunk, ...], filter_here: list[str], page_size: int | None, notices: list[str]
-) -> list[DocumentChunk]:
-    """The hits from the sites in ``filter_here`` (all, when empty), at most ``page_size`` of them; a notice on
-    ``notices`` says how many the filter kept."""
+) -> tuple[list[DocumentChunk], bool]:
+    """The hits from the sites in ``filter_here`` (all, when empty), at most ``page_size`` of them, and whether
+    some were cut to that size; a notice on ``notices`` says how many the filter kept."""
     chunks: list[DocumentChunk] = list(hits)
     if filter_here:
         chunks = [hit for hit in hits if any(source_matches(hit.uri, site) for site in filter_here)]
         notices.append(_filtered_here(", ".join(filter_here), len(chunks), len(hits)))
     if page_size and len(chunks) > page_size:
-        chunks = chunks[:page_size]
-    return chunks
+        return chunks[:page_size], True
+    return chunks, False
 
 
 def parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
