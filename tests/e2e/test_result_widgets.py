@@ -8,7 +8,7 @@ no key and no network:
   the list, which has the focus again.
 * **Open and Back**: a hit's Open button shows its page; Back shows the list again; a reference of the
   answer opens the same way.
-* **More**: 12 hits show 10, then "More (2 left)" shows the other two.
+* **More**: with ``page_size = 3``, 5 hits show 3, then "More (2 left)" shows the other two.
 
 And against a loopback server speaking the REST surface (which pages its hits), in JupyterLab: "More"
 fetches the next page through the kernel; once the server is gone, "More" shows one short error line.
@@ -40,9 +40,16 @@ pytestmark = pytest.mark.e2e
 
 QUERY = "create an API key"
 QUESTION = "How do I create an API key?"
-CELLS = ["%load_ext devknow_jupyter", f"%devsearch -n 12 {QUERY}", f"%%devask\n{QUESTION}"]
+PAGE_SIZE = 3
+CELLS = [
+    f"%load_ext devknow_jupyter\nfrom devknow_jupyter import display\ndisplay.options.page_size = {PAGE_SIZE}",
+    f"%devsearch -n 5 {QUERY}",
+    f"%%devask\n{QUESTION}",
+]
 _ACTIVE_CELL = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
 _FOCUSED = "() => document.activeElement?.className || ''"
+# Notebook 7.6 raises this itself while loading, also for an empty notebook with our extensions disabled.
+NOTEBOOK7_OWN = "Cannot read properties of undefined (reading 'schema')"
 
 
 def _write_notebook(root: Path, cells: list[str]) -> None:
@@ -76,10 +83,11 @@ def _expected() -> dict[str, Any]:
     from devknow_jupyter import DevKnowClient
 
     with DevKnowClient("local") as client:
-        hits = client.search_documents(QUERY)[:12]
+        hits = client.search_documents(QUERY)[:5]
         answer = client.answer_query(QUESTION)
-        pages = client.get_documents([hits[0], hits[1], *answer.references[:1]])
-    return {"hits": hits, "titles": [doc.title or doc.name for doc in pages]}
+        wanted = [hits[0].parent, hits[1].parent, answer.references[0]]
+        pages = {doc.name: doc.title or doc.name for doc in client.get_documents(wanted)}
+    return {"hits": hits, "titles": [pages[name] for name in wanted]}
 
 
 def _url(app: str, server: LabServer) -> str:
@@ -102,12 +110,14 @@ def test_keys_open_back_and_more(server: tuple[str, LabServer]) -> None:
         hits = _output(page, QUERY)
         view = hits.locator(".dkv-hits")
         rows = view.locator(".dkv-list > .dkv-item")
-        expect(rows).to_have_count(10, timeout=LONG)
+        count = len(expected["hits"])
+        assert count > PAGE_SIZE, "the offline index has too few hits for this query; pick another"
+        expect(rows).to_have_count(PAGE_SIZE, timeout=LONG)
         expect(rows.first).to_contain_text(expected["hits"][0].title.split(" › ")[0])
         more = view.locator(".dkv-more")
-        expect(more).to_have_text("More (2 left)")
+        expect(more).to_have_text(f"More ({count - PAGE_SIZE} left)")
         more.click()
-        expect(rows).to_have_count(12)
+        expect(rows).to_have_count(count)
         expect(more).to_be_hidden()
 
         # Keys: focus the list, down, down, up, Enter opens the second hit; the notebook's cell stays put.
@@ -125,7 +135,7 @@ def test_keys_open_back_and_more(server: tuple[str, LabServer]) -> None:
         _shot(page, f"views-{app}-opened", view)
         page.keyboard.press("Escape")
         expect(view.locator(".dkv-list-view")).to_be_visible()
-        expect(rows).to_have_count(12)
+        expect(rows).to_have_count(count)
         assert "dkv-list" in page.evaluate(_FOCUSED)
 
         # Open with the mouse, then Back.
@@ -142,7 +152,7 @@ def test_keys_open_back_and_more(server: tuple[str, LabServer]) -> None:
         expect(answer.locator(".devknow-body").first).to_be_visible()
         _shot(page, f"views-{app}-answer", answer)
         expect(page.get_by_text("Error displaying widget")).to_have_count(0)
-    assert log.page_errors == []
+    assert [text for text in log.page_errors if not (app == "notebook" and text == NOTEBOOK7_OWN)] == []
     assert log.errors() == []
     assert log.outside == [], "the page went online"
 
