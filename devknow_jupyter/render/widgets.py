@@ -113,22 +113,26 @@ class ResultWidget(anywidget.AnyWidget):
     # -- requests from the page ---------------------------------------------------------------------------
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """Answer one request of the page; whatever happens, count the reply (the page waits for it)."""
-        try:
-            if not isinstance(content, dict):
-                return
-            request = content.get("do")
-            name = str(content.get("name") or "")
-            if request == "open" and name:
-                self.open_page(name)
-            elif request == "more":
-                self.more()
-            elif request == "all" and name:
-                self.show_all(name)
-        except Exception as exc:  # never into ipywidgets' log console: one line in the view
-            self.error = error_line(exc)
-        finally:
-            self.replies += 1
+        """Answer one request of the page; whatever happens, count the reply (the page waits for it).
+
+        The changed traits and the reply go to the page in one message (``hold_sync``), so it draws once.
+        """
+        with self.hold_sync():
+            try:
+                if isinstance(content, dict):
+                    self._answer(str(content.get("do") or ""), str(content.get("name") or ""))
+            except Exception as exc:  # never into ipywidgets' log console: one line in the view
+                self.error = error_line(exc)
+            finally:
+                self.replies += 1
+
+    def _answer(self, request: str, name: str) -> None:
+        if request == "open" and name:
+            self.open_page(name)
+        elif request == "more":
+            self.more()
+        elif request == "all" and name:
+            self.show_all(name)
 
     def open_page(self, name: str) -> None:
         """Fetch the page ``name`` through the actions and show it in place (what Open and Enter do)."""

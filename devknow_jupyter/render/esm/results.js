@@ -26,7 +26,8 @@ function render({ model, el }) {
   const listed = kind === "hits" || kind === "hit" || kind === "answer"; // items with an Open each
   const id = `dkv-${++serial}`;
   const state = { shown: 0, active: 0, view: kind === "document" ? "page" : "list", pending: null };
-  const drawn = { header: null, page: null }; // the HTML now in the DOM, so a redraw skips what is unchanged
+  // What is in the DOM now, so that a redraw skips what did not change.
+  const drawn = { header: null, page: null, items: null, shown: 0 };
 
   const root = element("div", `devknow dkv dkv-${kind}`);
   const header = element("div", "dkv-header");
@@ -86,38 +87,50 @@ function render({ model, el }) {
     }
   }
 
+  function makeRow(item, index) {
+    const row = element("div", "dkv-item");
+    const body = element("div", "dkv-item-html");
+    body.innerHTML = item.html; // sanitized in Python
+    row.append(body);
+    if (listed) {
+      row.id = `${id}-${index}`;
+      row.setAttribute("role", "option");
+      const openButton = button("Open", "dkv-open", `Show ${item.name} here`);
+      openButton.tabIndex = -1; // the list is one tab stop; arrows move within it
+      if (!model.get("can_open")) openButton.title = "No client to fetch with (no actions given)";
+      openButton.addEventListener("click", event => { event.stopPropagation(); open(index); });
+      row.addEventListener("click", event => {
+        if (event.target.closest("a")) return; // links open the page on the web
+        state.active = index;
+        markActive();
+      });
+      row.append(openButton);
+    } else if (item.truncated) {
+      const whole = button("Show all", "dkv-show-all");
+      whole.addEventListener("click", () => send({ do: "all", name: item.name }, { do: "all" }));
+      row.append(whole);
+    }
+    return row;
+  }
+
   function drawItems() {
+    // Rows are built when the items change, and added when more are shown; otherwise only buttons change.
     const all = items();
-    list.replaceChildren();
-    all.slice(0, state.shown).forEach((item, index) => {
-      const row = element("div", "dkv-item");
-      const body = element("div", "dkv-item-html");
-      body.innerHTML = item.html; // sanitized in Python
-      if (listed) {
-        row.id = `${id}-${index}`;
-        row.setAttribute("role", "option");
-        const opening = state.pending?.do === "open" && state.pending.index === index;
-        const openButton = button(opening ? "Opening…" : "Open", "dkv-open", `Show ${item.name} here`);
-        openButton.tabIndex = -1; // the list is one tab stop; arrows move within it
-        openButton.disabled = !model.get("can_open") || !!state.pending;
-        if (!model.get("can_open")) openButton.title = "No client to fetch with (no actions given)";
-        openButton.addEventListener("click", event => { event.stopPropagation(); open(index); });
-        row.addEventListener("click", event => {
-          if (event.target.closest("a")) return; // links open the page on the web
-          state.active = index;
-          markActive();
-        });
-        row.append(body, openButton);
-      } else {
-        row.append(body);
-        if (item.truncated) {
-          const all = button("Show all", "dkv-show-all");
-          all.disabled = !!state.pending;
-          all.addEventListener("click", () => send({ do: "all", name: item.name }, { do: "all" }));
-          row.append(all);
-        }
-      }
-      list.append(row);
+    if (drawn.items !== all || drawn.shown > state.shown) {
+      list.replaceChildren();
+      drawn.items = all;
+      drawn.shown = 0;
+    }
+    for (let index = drawn.shown; index < Math.min(state.shown, all.length); index++) {
+      list.append(makeRow(all[index], index));
+    }
+    drawn.shown = Math.max(drawn.shown, Math.min(state.shown, all.length));
+    rows().forEach((row, index) => {
+      const control = row.querySelector(":scope > .dkv-button");
+      if (!control) return;
+      const opening = state.pending?.do === "open" && state.pending.index === index;
+      if (listed) control.textContent = opening ? "Opening…" : "Open";
+      control.disabled = !!state.pending || (listed && !model.get("can_open"));
     });
     markActive();
   }
