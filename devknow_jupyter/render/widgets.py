@@ -145,7 +145,7 @@ class ResultWidget(anywidget.AnyWidget):
         self.error = ""
 
     def more(self) -> None:
-        """Fetch the service's next page of hits and add it to the list (the page asks once its hits are shown)."""
+        """The page asks for more once every item in hand is shown: only a hit list has a next page to fetch."""
 
     def show_all(self, name: str) -> None:
         """Render the whole of page ``name`` (what "Show all" does)."""

@@ -183,7 +183,8 @@ function render({ model, el }) {
       state.view = "page";
       draw();
       back.focus({ preventScroll: true });
-      if (root.getBoundingClientRect().top < 0) root.scrollIntoView({ block: "start" });
+      // Measured in the next frame, whose layout happens anyway, rather than forcing one now.
+      requestAnimationFrame(() => { if (root.getBoundingClientRect().top < 0) root.scrollIntoView({ block: "start" }); });
       return;
     }
     draw();
