@@ -25,16 +25,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.lab_server import (
-    ARTIFACTS,
-    LONG,
-    OFFLINE_ENV,
-    LabServer,
-    browser_page,
-    open_notebook,
-    run_all,
-    start_lab,
-)
+from tests.e2e import lab_server as e2e
+from tests.e2e.lab_server import LONG, LabServer
 
 pytestmark = pytest.mark.e2e
 
@@ -71,7 +63,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     """JupyterLab or Notebook 7 serving a notebook with a search cell and a question cell."""
     _write_notebook(tmp_path / "root", CELLS)
     app = request.param
-    started = start_lab(tmp_path / "root", tmp_path / "state", env={**os.environ, **OFFLINE_ENV}, app=app)
+    started = e2e.start_lab(tmp_path / "root", tmp_path / "state", env={**os.environ, **e2e.OFFLINE_ENV}, app=app)
     try:
         yield app, started
     finally:
@@ -102,11 +94,11 @@ def _output(page: Any, text: str) -> Any:
 def test_keys_open_back_and_more(server: tuple[str, LabServer]) -> None:
     app, lab = server
     expected = _expected()
-    with browser_page(f"views-{app}") as (page, log):
+    with e2e.browser_page(f"views-{app}") as (page, log):
         from playwright.sync_api import expect
 
-        open_notebook(page, _url(app, lab))
-        run_all(page)
+        e2e.open_notebook(page, _url(app, lab))
+        e2e.run_all(page)
         hits = _output(page, QUERY)
         view = hits.locator(".dkv-hits")
         rows = view.locator(".dkv-list > .dkv-item")
@@ -163,13 +155,14 @@ def test_more_fetches_the_next_page_and_a_lost_server_shows_one_line(tmp_path: P
     with RestServer() as rest:
         service = {"DEVKNOW_API_KEY": rest.api_key, "DEVKNOW_ENDPOINT": rest.url, "DEVKNOW_PROTOCOL": "rest"}
         _write_notebook(tmp_path / "root", ["%load_ext devknow_jupyter", "%devsearch -n 2 storage bucket"])
-        lab = start_lab(tmp_path / "root", tmp_path / "state", env={**os.environ, **OFFLINE_ENV}, service=service)
+        env = {**os.environ, **e2e.OFFLINE_ENV}
+        lab = e2e.start_lab(tmp_path / "root", tmp_path / "state", env=env, service=service)
         try:
-            with browser_page("views-more") as (page, log):
+            with e2e.browser_page("views-more") as (page, log):
                 from playwright.sync_api import expect
 
-                open_notebook(page, _url("lab", lab))
-                run_all(page)
+                e2e.open_notebook(page, _url("lab", lab))
+                e2e.run_all(page)
                 view = _output(page, "%devsearch").locator(".dkv-hits")
                 rows = view.locator(".dkv-list > .dkv-item")
                 expect(rows).to_have_count(2, timeout=LONG)
@@ -194,7 +187,7 @@ def test_more_fetches_the_next_page_and_a_lost_server_shows_one_line(tmp_path: P
 
 
 def _shot(page: Any, name: str, element: Any) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    e2e.ARTIFACTS.mkdir(parents=True, exist_ok=True)
     element.evaluate("node => node.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(150)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    page.screenshot(path=str(e2e.ARTIFACTS / f"{name}.png"))
