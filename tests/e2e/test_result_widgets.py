@@ -8,6 +8,7 @@ no key and no network:
   the list, which has the focus again.
 * **Open and Back**: a hit's Open button shows its page; Back shows the list again; a reference of the
   answer opens the same way.
+* **Show all**: a ``%devget`` page cut at ``max_chars`` renders whole in place.
 * **More**: with ``page_size = 3``, 5 hits show 3, then "More (2 left)" shows the other two.
 
 And against a loopback server speaking the REST surface (which pages its hits), in JupyterLab: "More"
@@ -37,6 +38,7 @@ CELLS = [
     f"%load_ext devknow_jupyter\nfrom devknow_jupyter import display\ndisplay.options.page_size = {PAGE_SIZE}",
     f"%devsearch -n 5 {QUERY}",
     f"%%devask\n{QUESTION}",
+    "display.options.max_chars = 400\n%devget _devsearch[0]",
 ]
 _ACTIVE_CELL = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
 _FOCUSED = "() => document.activeElement?.className || ''"
@@ -143,6 +145,17 @@ def test_keys_open_back_and_more(server: tuple[str, LabServer]) -> None:
         expect(answer.locator(".dkv-page .devknow-doc-title")).to_have_text(expected["titles"][2], timeout=LONG)
         expect(answer.locator(".devknow-body").first).to_be_visible()
         _shot(page, f"views-{app}-answer", answer)
+
+        # %devget cut at 400 characters: "Show all" renders the whole page in place.
+        document = _output(page, "%devget").locator(".dkv")  # %devget shows Documents: one page here
+        expect(document.locator(".devknow-note")).to_contain_text("Truncated", timeout=LONG)
+        expect(document.locator(".dkv-back")).to_be_hidden()  # no list to go back to
+        cut = len(document.locator(".devknow-body").inner_text())
+        show_all = document.locator(".dkv-item .dkv-show-all")
+        show_all.click()
+        expect(document.locator(".devknow-note")).to_have_count(0, timeout=LONG)
+        expect(show_all).to_have_count(0)
+        assert len(document.locator(".devknow-body").inner_text()) > cut
         expect(page.get_by_text("Error displaying widget")).to_have_count(0)
     assert [text for text in log.page_errors if not (app == "notebook" and text == NOTEBOOK7_OWN)] == []
     assert log.errors() == []
