@@ -196,31 +196,24 @@ class Connection:
             return self.rest_backend()
         from .transport import McpHttpBackend
 
-        return McpHttpBackend(
-            self.endpoint,
-            api_key=self.api_key,
-            access_token=self.access_token,
-            timeout=self.timeout,
-            connect_timeout=self.connect_timeout,
-            headers=self.headers,
-            http_transport=self.http_transport,
-            max_reply_bytes=self.max_reply_bytes,
-        )
+        return McpHttpBackend(self.endpoint, http_transport=self.http_transport, **self._remote_settings())
 
     def rest_backend(self) -> Backend:
         """The same host's REST surface (needs the ``rest`` extra)."""
         from .rest import RestBackend
 
-        return RestBackend(
-            rest_origin(self.endpoint),
-            api_key=self.api_key,
-            access_token=self.access_token,
-            headers=self.headers,
-            timeout=self.timeout,
-            connect_timeout=self.connect_timeout,
-            max_reply_bytes=self.max_reply_bytes,
-            credential_source=self.key_source,
-        )
+        return RestBackend(rest_origin(self.endpoint), credential_source=self.key_source, **self._remote_settings())
+
+    def _remote_settings(self) -> dict[str, Any]:
+        # What both remote backends (MCP and REST) take alike: credentials, headers and the limits.
+        return {
+            "api_key": self.api_key,
+            "access_token": self.access_token,
+            "headers": self.headers,
+            "timeout": self.timeout,
+            "connect_timeout": self.connect_timeout,
+            "max_reply_bytes": self.max_reply_bytes,
+        }
 
 
 class BackendLink:
