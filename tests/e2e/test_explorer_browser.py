@@ -5,7 +5,8 @@ key and no network (the offline index). The explorer is one anywidget model whos
 keys in the browser. In it each test types a query into the search box and presses Enter, then:
 
 * Tab reaches the hits, Tab again the second one, Enter opens it: the page's heading renders beside the
-  list, its contents link jumps to a heading, Back shows the search again without a request.
+  list, its contents link jumps to a heading, Back shows the search again without a request, and "More
+  hits" adds the next page of hits (the offline index pages).
 * ArrowDown from the search box goes to the hits, ArrowDown again to the second, Enter opens it; with the
   pointer elsewhere (the keys follow the focus, not the pointer) ArrowUp moves the highlight back and Enter
   opens the first; the notebook's active cell stays the explorer's (JupyterLab's "select cell below/above"
@@ -193,6 +194,17 @@ def _drive(page: Any, expect: Any, expected: dict[str, Any]) -> None:
     app.locator(".dkx-back").click()
     expect(app.locator(".dkx-status")).to_contain_text("no request", timeout=LONG)
     expect(app.locator(".dkx-title")).to_have_text("")
+
+    # The offline index pages: "More hits" adds the next page under the first (same hits first).
+    hits = app.locator(".dkx-hit-list button")
+    first_page = hits.all_text_contents()
+    more = app.locator(".dkx-more")
+    expect(more).to_be_visible()
+    more.click()
+    expect(hits).to_have_count(2 * len(first_page), timeout=LONG)
+    assert hits.all_text_contents()[: len(first_page)] == first_page
+    expect(hits.nth(len(first_page))).to_contain_text(f"{len(first_page) + 1}. ")
+    expect(app.locator(".dkx-status")).to_contain_text(f"{2 * len(first_page)} hits for", timeout=LONG)
 
 
 def _assert_readable(page: Any, theme: str) -> None:
