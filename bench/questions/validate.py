@@ -1,13 +1,17 @@
-"""Check and split a hand-written question set over the shared corpus.
+"""Check and split a hand-written question set over the shared corpus (every set under ``bench/questions``).
 
 Usage (from the repository root)::
 
     python bench/questions/validate.py --split ALL.json --prefix bench/questions/corpus-a
     python bench/questions/validate.py bench/questions/corpus-a-dev.json bench/questions/corpus-a-test.json
+    python bench/questions/validate.py bench/questions/corpus-c-holdout.json
+    python bench/questions/validate.py --corpus ../shared/corpus-extra/genkit-tensorflow.jsonl \
+        bench/questions/extra-genkit-tensorflow.json
 
 The first form writes ``<prefix>-dev.json`` and ``<prefix>-test.json`` from one list; the second checks
-a dev/test pair: every item well formed, every relevant name present in ``corpus.jsonl``, no query in
-both halves, and re-splitting the union gives the same halves (so nobody moved an item by hand).
+a dev/test pair: every item well formed, every relevant name present in ``corpus.jsonl``, no query twice
+(case aside), and re-splitting the union gives the same halves (so nobody moved an item by hand; the order
+inside a half is not checked). One file alone (a held-out set, not split) gets the item checks only.
 
 The split rule: group by (source, kind), sort each group by the SHA-1 of the query's UTF-8 text, and
 alternate dev/test starting with dev. It reads only the corpus's page names, never a ranking.
@@ -50,9 +54,10 @@ def problems(items: list[dict], names: set[str]) -> list[str]:
         if len(set(item["relevant"])) != len(item["relevant"]):
             found.append(f"{where}: a relevant page is listed twice")
         found.extend(f"{where}: {name!r} is not in the corpus" for name in item["relevant"] if name not in names)
-        if item["query"] in seen:
+        query = item["query"].strip().lower()
+        if query in seen:
             found.append(f"{where}: the same query appears twice")
-        seen.add(item["query"])
+        seen.add(query)
     return found
 
 
@@ -71,6 +76,12 @@ def split(items: list[dict]) -> tuple[list[dict], list[dict]]:
         for position, item in enumerate(sorted(groups[key], key=query_hash)):
             (dev if position % 2 == 0 else test).append(item)
     return dev, test
+
+
+def same_halves(halves: tuple[list[dict], list[dict]], other: tuple[list[dict], list[dict]]) -> bool:
+    """Whether two (dev, test) pairs hold the same queries in each half, in any order."""
+    queries = [[sorted(i["query"] for i in half) for half in pair] for pair in (halves, other)]
+    return queries[0] == queries[1]
 
 
 def counts_table(dev: list[dict], test: list[dict]) -> str:
@@ -95,7 +106,7 @@ def write(path: Path, items: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="*", type=Path, help="a dev file and a test file to check")
+    parser.add_argument("files", nargs="*", type=Path, help="a dev file and a test file, or one held-out file")
     parser.add_argument("--split", type=Path, help="one question list to split into dev and test")
     parser.add_argument("--prefix", type=Path, help="--split writes PREFIX-dev.json, PREFIX-test.json")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="corpus.jsonl with the page names")
@@ -112,16 +123,18 @@ def main(argv: list[str] | None = None) -> int:
         write(Path(f"{prefix}-dev.json"), dev)
         write(Path(f"{prefix}-test.json"), test)
     else:
-        if len(args.files) != 2:
-            parser.error("give a dev file and a test file, or --split")
-        dev, test = (json.loads(path.read_text(encoding="utf-8")) for path in args.files)
+        if len(args.files) not in (1, 2):
+            parser.error("give a dev file and a test file, one held-out file, or --split")
+        sets = [json.loads(path.read_text(encoding="utf-8")) for path in args.files]
+        dev, test = sets if len(sets) == 2 else (sets[0], [])
         found = problems(dev + test, names)
-        if split(dev + test) != (dev, test):
+        if len(sets) == 2 and not same_halves(split(dev + test), (dev, test)):
             found.append("the halves differ from a fresh split of their union")
         if found:
             print("\n".join(found), file=sys.stderr)
             return 1
-    print(f"{len(dev)} dev + {len(test)} test questions, all relevant pages found\n")
+    sizes = f"{len(dev)} dev + {len(test)} test" if test else f"{len(dev)}"
+    print(f"{sizes} questions, all relevant pages found\n")
     print(counts_table(dev, test))
     return 0
 

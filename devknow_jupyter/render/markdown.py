@@ -29,6 +29,7 @@ from types import EllipsisType
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from .inline_budget import defuse_openers
 from .style import HIGHLIGHT_CLASS
 
 __all__ = [
@@ -273,7 +274,7 @@ def _render(text: str, base_url: str | None, max_chars: int | None) -> RenderedM
     digest = hashlib.sha1((base_url or text[:4000]).encode("utf-8", "replace")).hexdigest()[:6]
     state["prefix"] = f"{ID_PREFIX}{digest}-"
     md.reset()
-    raw = md.convert(_plain_code_after(_CONTROL.sub("", shown), HIGHLIGHT_CHARS))
+    raw = md.convert(_plain_code_after(defuse_openers(_CONTROL.sub("", shown)), HIGHLIGHT_CHARS))
     toc = tuple(_flatten_toc(getattr(md, "toc_tokens", [])))
     slugs = {entry.id.removeprefix(state["prefix"]): entry.id for entry in toc}
     cleaned = _in_page(sanitize_html(_public_links(raw, slugs), base_url=base_url), set(slugs.values()))

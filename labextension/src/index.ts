@@ -95,7 +95,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     let area: 'left' | 'right' = 'right';
     const place = () => app.shell.add(panel, area, { rank: 650, type: 'Developer docs' });
 
-    const open = () => {
+    // Placing or showing the panel before the layout is restored would be undone by the restorer, which
+    // lays out the side bars afterwards (the panel would end up collapsed): every open waits for it.
+    let started: Promise<unknown> = app.restored;
+    const open = async () => {
+      await started;
       if (!panel.isAttached) {
         place();
       }
@@ -118,8 +122,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       label: 'Developer docs',
       caption: 'Open the Developer docs panel',
       icon: docsIcon,
-      execute: () => {
-        open();
+      execute: async () => {
+        await open();
         panel.focusSearch();
       }
     });
@@ -129,7 +133,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       icon: docsIcon,
       execute: async () => {
         const text = selection();
-        open();
+        await open();
         if (text) {
           await panel.search(text);
         } else {
@@ -143,7 +147,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       icon: docsIcon,
       execute: async () => {
         const text = selection();
-        open();
+        await open();
         if (text) {
           await panel.ask(text);
         }
@@ -188,8 +192,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
           })
           .catch(reason => console.warn('devknow: settings not loaded, using defaults', reason))
       : Promise.resolve();
-    void Promise.all([app.restored, ready]).then(() => {
-      place(); // the icon sits in the side bar from the start; the command opens the panel
+    started = Promise.all([app.restored, ready]).then(() => {
+      if (!panel.isAttached) {
+        place(); // the icon sits in the side bar from the start; the command opens the panel
+      }
       restorer?.add(panel, 'devknow-docs');
     });
   }

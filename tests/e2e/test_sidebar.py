@@ -285,3 +285,39 @@ def _shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.wait_for_timeout(150)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+# Runs in the page before JupyterLab's own code: the moment the command exists, open the panel, noting
+# whether the layout was restored yet (JupyterLab exposes the app before its plugins have all started).
+OPEN_EARLY = """
+(() => {
+  const timer = setInterval(() => {
+    const app = window.jupyterapp;
+    if (!app) return;
+    if (window.__devknowRestored === undefined) {
+      window.__devknowRestored = false;
+      app.restored.then(() => { window.__devknowRestored = true; });
+    }
+    if (!app.commands.hasCommand('devknow:open')) return;
+    clearInterval(timer);
+    window.__devknowOpenedBeforeRestore = !window.__devknowRestored;
+    app.commands.execute('devknow:open');
+  }, 1);
+})();
+"""
+
+
+def test_opening_the_panel_before_the_layout_is_restored_keeps_it_shown(lab: LabServer) -> None:
+    from playwright.sync_api import expect
+
+    with browser_page("sidebar-early") as (page, log):
+        page.add_init_script(OPEN_EARLY)
+        page.goto(lab.url("lab/tree/notes.ipynb"))
+        page.wait_for_function("() => window.__devknowOpenedBeforeRestore !== undefined", timeout=LONG)
+        assert page.evaluate("window.__devknowOpenedBeforeRestore") is True  # else this test tests nothing
+        page.wait_for_function("() => window.__devknowRestored === true", timeout=LONG)
+        expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(1, timeout=LONG)
+        page.wait_for_timeout(1500)  # the restorer's own layout has landed by now
+        expect(page.locator(PANEL)).to_be_visible()  # hidden (collapsed by the restorer) before the fix
+        expect(page.locator(PANEL).locator(".jp-DevKnow-status")).to_contain_text("offline index", timeout=LONG)
+    assert log.page_errors == []
