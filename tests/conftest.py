@@ -191,3 +191,12 @@ def fixture_documents() -> list[dict[str, str]]:
         fields = {key: page.get(key) for key in ("name", "uri", "title", "description")}
         pages.append({**fields, "content": page.body})
     return pages
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With ``pytest -n 2 --dist loadgroup`` (make test), the browser tests run one after another on one worker:
+    two JupyterLabs and Chromiums at once would only slow each other down past their timeouts."""
+    e2e = ROOT / "tests" / "e2e"
+    for item in items:
+        if item.path.is_relative_to(e2e):
+            item.add_marker(pytest.mark.xdist_group("e2e"))
