@@ -181,6 +181,24 @@ def ip() -> Iterator:
     InteractiveShell.clear_instance()
 
 
+@pytest.fixture
+def static_ip(ip) -> Iterator:
+    """``ip`` with the magics' session on the in-process StaticBackend over the fixture pages: no server, no
+    socket, for tests of what the magics show rather than of the wire. The backends built are in ``.backends``."""
+    from devknow_jupyter.testing import StaticBackend
+
+    documents = fixture_documents()
+    backends: list[StaticBackend] = []
+
+    def make() -> StaticBackend:
+        backends.append(StaticBackend(documents))
+        return backends[-1]
+
+    ip.magics_manager.registry["DevKnowMagics"].session.configure(backend=make)
+    ip.backends = backends
+    yield ip
+
+
 def fixture_documents() -> list[dict[str, str]]:
     """The fixture pages in the service's shape, read from their front matter (for the in-process backend)."""
     from devknow_jupyter.local.frontmatter import split_front_matter
