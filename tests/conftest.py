@@ -212,9 +212,10 @@ def fixture_documents() -> list[dict[str, str]]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """With ``pytest -n 2 --dist loadgroup`` (make test), the browser tests run one after another on one worker:
-    two JupyterLabs and Chromiums at once would only slow each other down past their timeouts."""
+    """With ``pytest -n 2 --dist loadgroup`` (make test), each test file runs on one worker, so that its module
+    fixtures (a built wheel, a benchmark run, a JupyterLab) are made once, not once per worker; the browser
+    tests (tests/e2e) share one group, as two JupyterLabs and Chromiums at once only slow each other down."""
     e2e = ROOT / "tests" / "e2e"
     for item in items:
-        if item.path.is_relative_to(e2e):
-            item.add_marker(pytest.mark.xdist_group("e2e"))
+        group = "e2e" if item.path.is_relative_to(e2e) else item.path.relative_to(ROOT).as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))

@@ -49,6 +49,7 @@ def _child(args: list[str], log: str) -> None:
         for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        _end_with_parent()
         null = os.open(os.devnull, os.O_RDONLY)
         out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(null, 0)
@@ -69,6 +70,16 @@ def _child(args: list[str], log: str) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _end_with_parent() -> None:
+    """Ask Linux to send SIGTERM to this server if the fork server dies first (no server is left behind)."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() == 1:  # the fork server died before the line above
+        os._exit(1)
 
 
 def _write_status(path: str, status: int) -> None:
