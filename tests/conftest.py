@@ -211,11 +211,19 @@ def fixture_documents() -> list[dict[str, str]]:
     return pages
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """With ``pytest -n 2 --dist loadgroup`` (make test), each test file runs on one worker, so that its module
-    fixtures (a built wheel, a benchmark run, a JupyterLab) are made once, not once per worker; the browser
-    tests (tests/e2e) share one group, as two JupyterLabs and Chromiums at once only slow each other down."""
-    e2e = ROOT / "tests" / "e2e"
-    for item in items:
-        group = "e2e" if item.path.is_relative_to(e2e) else item.path.relative_to(ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may not be installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``pytest -n 2`` (make test), each test file runs on one worker, so that its module fixtures (a built
+    wheel, a benchmark run, a JupyterLab) are made once, not once per worker; the browser tests (tests/e2e)
+    run on one worker, one after another, as two JupyterLabs and Chromiums at once only slow each other down.
+    (``--dist loadgroup`` would do it with markers, but pytest 9.2 ignores the node ids xdist 3.8 rewrites.)"""
+    if config.getvalue("dist") != "load":  # an explicit --dist choice wins
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/e2e" if path.startswith("tests/e2e/") else path
+
+    return ByFile(config, log)
