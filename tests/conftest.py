@@ -221,6 +221,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    # In collection order the longest files (tests/e2e, test_bench, test_binder) start first; xdist's default
+    # order (files with most tests first) left them to the end, with one worker idle meanwhile.
+    config.option.loadscopereorder = False
+
     class ByFile(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
