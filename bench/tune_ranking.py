@@ -1,21 +1,22 @@
-"""Choose the ranking settings by k-fold cross-validation over the tuning pool, never by the pool's own score.
+"""Choose the ranking settings by cross-validation over every question set the bench holds, never by one set's score.
 
-The tuning pool is the dev and test questions over ``../shared/corpus`` (``corpus-{a,b}-{dev,test}.json``,
-233 questions). The first 52 (``queries.json``) and the Genkit + TensorFlow set are never read here: they,
-and a fresh set kept elsewhere, measure the settings chosen.
+All the sets have been looked at, so all are development data (the next fresh set is scored once, after the
+settings are frozen: ``python -m bench.bench_quality --questions FILE``). The folds are whole sets
+(:data:`GROUPS`: each writer's questions, the first 52, the Genkit + TensorFlow set over its own pages), so a
+setting is always judged on questions by a writer, or over pages, it was not picked on.
 
-``python -m bench.tune_ranking --index PATH`` (an index of ``../shared/corpus``, built when empty):
+``python -m bench.tune_ranking --index PATH [--extra-index PATH]`` (indexes of ``../shared/corpus`` and of the
+Genkit + TensorFlow pages, built when empty):
 
-1. scores every setting of a small grid (:func:`grid`) on every pool question once (the ranker's arrays are
+1. scores every setting of a small grid (:func:`grid`) on every question once (the ranker's arrays are
    loaded once; only the posting weights are recomputed per setting, and the dense scores are fused afterwards);
-2. cuts the pool into ``--folds`` folds stratified by source and kind (:func:`folds`); for each fold, picks
-   the setting that scores best on the other folds (:func:`objective`: MRR@5, recall@5 breaking near ties)
-   and scores it on the held-out fold;
-3. prints the mean held-out score (and its spread over folds), the held-out score per kind beside bm25s on
-   the same questions, how often each setting was picked, and the setting the same rule picks on the whole
-   pool (what :class:`~devknow_jupyter.local.ranker.RankSettings` should hold). The lexical settings are
-   picked without the dense scores (most installs have no semantic extra), then the dense share with them.
-   ``--lexical`` leaves the semantic extra out.
+2. leaves out one set at a time (``--folds sources``: one source of pages at a time); picks the setting that
+   scores best on the other sets (:func:`objective`: MRR@5, recall@5 breaking near ties) and scores it on
+   the one left out;
+3. prints the held-out score per fold and overall, per kind beside bm25s on the same questions, and the setting
+   the same rule picks on all the questions (what :class:`~devknow_jupyter.local.ranker.RankSettings` should
+   hold). The lexical settings are picked without the dense scores (most installs have no semantic extra),
+   then the dense share with them. ``--lexical`` leaves the semantic extra out.
 
 ``--markdown`` prints the per-kind table in the form ``bench/README.md`` keeps.
 """
@@ -25,58 +26,46 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-import random
+import json
 import sys
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.bench_index import EXCLUDE, corpus_path
-from bench.bench_quality import KINDS, K, bm25s_search, jsonl_pages, load_set
+from bench.bench_index import EXCLUDE, QUERIES, corpus_path
+from bench.bench_quality import KINDS, QUESTIONS, K, bm25s_search, extra_corpus, jsonl_pages
 
-__all__ = ["POOL", "folds", "grid", "main", "objective"]
+__all__ = ["GROUPS", "grid", "load_group", "main", "objective"]
 
-#: The sets the settings may be chosen on (never "52" or "extra").
-POOL = ("dev", "test")
+#: The folds: each set of questions, its files and the pages it asks about ("main": ../shared/corpus).
+GROUPS: dict[str, tuple[tuple[Path, ...], str]] = {
+    "A": ((QUESTIONS / "corpus-a-dev.json", QUESTIONS / "corpus-a-test.json"), "main"),
+    "B": ((QUESTIONS / "corpus-b-dev.json", QUESTIONS / "corpus-b-test.json"), "main"),
+    "C": ((QUESTIONS / "corpus-c-holdout.json",), "main"),
+    "52": ((QUERIES,), "main"),
+    "extra": ((QUESTIONS / "extra-genkit-tensorflow.json",), "extra"),
+}
 #: Dense shares tried when the semantic extra is installed (fused after the lexical score; 0 = lexical).
-DENSE_WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
+DENSE_WEIGHTS = (0.0, 0.3, 0.4, 0.5)
 
 
 def grid() -> list[dict[str, Any]]:
     """The lexical settings tried: a few sane values per knob, every combination."""
-    axes = {
-        "weights": [(3.0, 3.0, 2.0, 2.0, 1.0), (2.0, 2.0, 1.0, 1.0, 1.0), (3.0, 1.0, 2.0, 2.0, 1.0)],
-        "b": [(0.75,) * 5, (0.5, 0.5, 0.75, 0.75, 0.6)],
-        "stem_weight": [0.0, 0.5],
-        "identifier_b": [1.0, 0.0],
-        "plain_weight": [0.0, 0.3, 0.5],
-    }
+    axes = {"pair_weight": [0.0, 0.2, 0.3, 0.4, 0.5], "k1": [1.2, 1.6, 2.0]}
     return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
 
 
-def objective(mrr: float, recall: float) -> float:
+def objective(mrr: Any, recall: Any) -> Any:
     """What a fold's training part maximises: MRR@5, with recall@5 deciding between near-equal settings."""
     return mrr + 0.25 * recall
 
 
-def folds(questions: Sequence[dict[str, Any]], count: int, seed: int = 0) -> list[int]:
-    """A fold number per question, stratified: each (source, kind) group is dealt round the folds in turn."""
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for position, item in enumerate(questions):
-        groups[(item.get("source", ""), item["kind"])].append(position)
-    assignment = [0] * len(questions)
-    dealt = 0
-    rng = random.Random(seed)
-    for key in sorted(groups):
-        members = groups[key]
-        rng.shuffle(members)
-        for position in members:
-            assignment[position] = dealt % count
-            dealt += 1
-    return assignment
+def load_group(name: str) -> list[dict[str, Any]]:
+    """The questions of one fold, each marked with its ``group`` (and ``kind`` ``"mixed"`` when it has none)."""
+    items = [item for path in GROUPS[name][0] for item in json.loads(path.read_text(encoding="utf-8"))]
+    return [{**item, "kind": item.get("kind") or "mixed", "group": name} for item in items]
 
 
 class Pool:
@@ -108,7 +97,7 @@ class Pool:
         base = self.base
         ranker = LexicalRanker(
             base.vocabulary, base.offsets, base.postings, base.counts, base.doc_ids, base.lengths,
-            dataclasses.replace(RankSettings(), **change),
+            dataclasses.replace(RankSettings(), **change), base.pair_keys,
         )
         return ranker
 
@@ -119,7 +108,7 @@ class Pool:
         ranker = self.ranker(change)
         rows = np.zeros((len(self.parsed), len(self.names)), dtype=np.float32)
         for row, parsed in enumerate(self.parsed):
-            scores = ranker.scores(query_weights(parsed.tokens, ranker.settings))
+            scores = ranker.scores(query_weights(parsed.tokens, ranker.settings, parsed.pairs))
             top = float(scores.max(initial=0.0))
             rows[row] = scores / top if top > 0 else scores
         return rows
@@ -136,9 +125,9 @@ class Pool:
             recall[row] = len(hits) / max(len(self.questions[row]["relevant"]), 1)
         return rr, recall
 
-    def baseline(self, corpus: Path) -> tuple[np.ndarray, np.ndarray]:
-        """bm25s (the issue's baseline) per question, same metrics."""
-        search = bm25s_search(list(jsonl_pages(corpus / "corpus.jsonl")))
+    def baseline(self, pages: Path) -> tuple[np.ndarray, np.ndarray]:
+        """bm25s (the issue's baseline) per question, same metrics (``pages``: the corpus as JSON Lines)."""
+        search = bm25s_search(list(jsonl_pages(pages)))
         rr, recall = np.zeros(len(self.questions)), np.zeros(len(self.questions))
         for row, item in enumerate(self.questions):
             top = list(dict.fromkeys(search(item["query"])))[:K]
@@ -153,14 +142,34 @@ def label(change: dict[str, Any]) -> str:
     return " ".join(f"{key}={value}" for key, value in change.items())
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Score the grid on the pool, cross-validate the choice, print the tables."""
+def _pools(args: argparse.Namespace, corpus: Path) -> list[tuple[Pool, Path]]:
+    """One pool per corpus (the main pages; the Genkit + TensorFlow pages when present), with its JSON Lines."""
     from devknow_jupyter.local.index import LocalIndex
 
-    parser = argparse.ArgumentParser(description="Choose the ranking settings by cross-validation on dev + test.")
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seeds", type=int, default=3, help="repeat the fold cut with this many seeds")
+    pools = []
+    extra = extra_corpus()
+    for where in ("main", "extra"):
+        if where == "extra" and extra is None:
+            continue
+        questions = [item for name, (_, on) in GROUPS.items() if on == where for item in load_group(name)]
+        path = args.index if where == "main" else args.extra_index
+        with LocalIndex(path, semantic=not args.lexical) as index:
+            if index.count() == 0:
+                if where == "main":
+                    index.add_folder(corpus, exclude=EXCLUDE)
+                else:
+                    index.add_documents(list(jsonl_pages(extra)), origin="file")
+            pages = corpus / "corpus.jsonl" if where == "main" else extra
+            pools.append((Pool(index, questions, semantic=not args.lexical), pages))
+    return pools
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score the grid on every set, cross-validate the choice (one set left out at a time), print the tables."""
+    parser = argparse.ArgumentParser(description="Choose the ranking settings by leave-one-set-out cross-validation.")
+    parser.add_argument("--index", type=Path, required=True, help="an index of ../shared/corpus (built when empty)")
+    parser.add_argument("--extra-index", type=Path, default=None, help="an index of the Genkit + TensorFlow pages")
+    parser.add_argument("--folds", choices=("sets", "sources"), default="sets", help="leave out a set, or a source")
     parser.add_argument("--lexical", action="store_true", help="leave the semantic extra out")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
@@ -168,22 +177,31 @@ def main(argv: list[str] | None = None) -> int:
     if corpus is None:
         print("tune_ranking: ../shared/corpus is not present")
         return 0
-    questions = [item for name in POOL for item in load_set(name)]
-    with LocalIndex(args.index, semantic=not args.lexical) as index:
-        if index.count() == 0:
-            index.add_folder(corpus, exclude=EXCLUDE)
-        pool = Pool(index, questions, semantic=not args.lexical)
-    dense_weights = DENSE_WEIGHTS if pool.dense is not None else (0.0,)
+    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
+    pools = _pools(args, corpus)
+    semantic = all(pool.dense is not None for pool, _ in pools)
+    dense_weights = DENSE_WEIGHTS if semantic else (0.0,)
     changes = grid()
+    questions = [item for pool, _ in pools for item in pool.questions]
     rr_all = np.zeros((len(changes), len(dense_weights), len(questions)))
     recall_all = np.zeros_like(rr_all)
     for i, change in enumerate(changes):
-        lexical = pool.lexical(change)
-        for j, dense in enumerate(dense_weights):
-            fused = lexical if dense == 0 else (1 - dense) * lexical + dense * pool.dense
-            rr_all[i, j], recall_all[i, j] = pool.metrics(fused)
-    base_rr, base_recall = pool.baseline(corpus)
+        start = 0
+        for pool, _ in pools:
+            lexical = pool.lexical(change)
+            end = start + len(pool.questions)
+            for j, dense in enumerate(dense_weights):
+                fused = lexical if dense == 0 else (1 - dense) * lexical + dense * pool.dense
+                rr_all[i, j, start:end], recall_all[i, j, start:end] = pool.metrics(fused)
+            start = end
+    baselines = [pool.baseline(pages) for pool, pages in pools]
+    base_rr = np.concatenate([rr for rr, _ in baselines])
+    base_recall = np.concatenate([recall for _, recall in baselines])
     kinds = np.array([item["kind"] for item in questions])
+    if args.folds == "sets":
+        labels = np.array([item["group"] for item in questions])
+    else:  # the 52 have no source; the Genkit + TensorFlow pages are one fold
+        labels = np.array([item["group"] if item["group"] in ("52", "extra") else item["source"] for item in questions])
 
     def pick(mask: np.ndarray) -> tuple[int, int]:
         # Lexical settings first, without the dense scores (most installs have no extra); then the dense share.
@@ -194,41 +212,39 @@ def main(argv: list[str] | None = None) -> int:
     def name(chosen: tuple[int, int]) -> str:
         return f"{label(changes[chosen[0]])} dense_weight={dense_weights[chosen[1]]}"
 
-    fold_scores, picked = [], Counter()
-    held_rr, held_recall = np.zeros((args.seeds, len(questions))), np.zeros((args.seeds, len(questions)))
-    for seed in range(args.seeds):
-        assignment = np.array(folds(questions, args.folds, seed))
-        for fold in range(args.folds):
-            test = assignment == fold
-            chosen = pick(~test)
-            picked[chosen] += 1
-            held_rr[seed, test], held_recall[seed, test] = rr_all[chosen][test], recall_all[chosen][test]
-            fold_scores.append(
-                (rr_all[chosen][test].mean(), recall_all[chosen][test].mean(), base_rr[test].mean(),
-                 base_recall[test].mean())
-            )
-    scores = np.array(fold_scores)
-    mode = "lexical" if pool.dense is None else "lexical + semantic"
+    picked: Counter[tuple[int, int]] = Counter()
+    held = np.zeros((4, len(questions)))  # lexical rr, recall; fused rr, recall
+    mode = "lexical + semantic" if semantic else "lexical"
     count = len(changes) * len(dense_weights)
-    print(f"{len(questions)} questions, {count} settings ({mode}), {args.folds} folds x {args.seeds} seeds")
-    print(
-        f"held-out MRR@5 {scores[:, 0].mean():.3f} (sd {scores[:, 0].std():.3f}) recall@5 {scores[:, 1].mean():.3f}"
-        f" | bm25s {scores[:, 2].mean():.3f} / {scores[:, 3].mean():.3f}"
-    )
-    rows = [("all", np.ones(len(questions), bool))] + [(kind, kinds == kind) for kind in KINDS]
+    print(f"{len(questions)} questions, {count} settings ({mode}), one {args.folds[:-1]} left out at a time")
+    for fold in sorted(set(labels)):
+        test = labels == fold
+        chosen = pick(~test)
+        picked[chosen] += 1
+        lexical, fused = (chosen[0], 0), chosen
+        held[0, test], held[1, test] = rr_all[lexical][test], recall_all[lexical][test]
+        held[2, test], held[3, test] = rr_all[fused][test], recall_all[fused][test]
+        print(
+            f"  {fold:12s} {int(test.sum()):3d}  lexical {held[0, test].mean():.3f}  fused {held[2, test].mean():.3f}"
+            f"  bm25s {base_rr[test].mean():.3f}  <- {name(chosen)}"
+        )
+    header = "| kind | n | ours, lexical | ours, + semantic extra | bm25s |"
     if args.markdown:
-        print("\n| kind | n | ours, held out | bm25s |\n|---|---:|---:|---:|")
+        print(f"\n{header}\n|---|---:|---:|---:|---:|")
+    rows = [("all", np.ones(len(questions), bool))] + [(kind, kinds == kind) for kind in (*KINDS, "mixed")]
     for kind, mask in rows:
-        ours = f"{held_rr[:, mask].mean():.3f} / {held_recall[:, mask].mean():.3f}"
-        base = f"{base_rr[mask].mean():.3f} / {base_recall[mask].mean():.3f}"
-        plain = f"{kind:11s} {ours}  bm25s {base}"
-        line = f"| {kind} | {int(mask.sum())} | {ours} | {base} |" if args.markdown else plain
-        print(line)
-    print("\npicked (times of", args.folds * args.seeds, "folds):")
+        if not mask.any():
+            continue
+        cells = [f"{held[0, mask].mean():.3f} / {held[1, mask].mean():.3f}"]
+        cells.append(f"{held[2, mask].mean():.3f} / {held[3, mask].mean():.3f}" if semantic else "-")
+        cells.append(f"{base_rr[mask].mean():.3f} / {base_recall[mask].mean():.3f}")
+        table_row = f"| {kind} | {int(mask.sum())} | {' | '.join(cells)} |"
+        print(table_row if args.markdown else f"{kind:11s} {'  '.join(cells)}")
+    print("\npicked (times of", len(set(labels)), "folds):")
     for chosen, times in picked.most_common(6):
         print(f"  {times:2d}x  {name(chosen)}")
     whole = pick(np.ones(len(questions), bool))
-    print(f"\non the whole pool the rule picks: {name(whole)}")
+    print(f"\non all the questions the rule picks: {name(whole)}")
     print(f"  in-sample {rr_all[whole].mean():.3f} / {recall_all[whole].mean():.3f} (optimistic)")
     return 0
 

@@ -39,11 +39,12 @@ if TYPE_CHECKING:
         TransportError,
     )
     from .explorer import explore
-    from .models import Answer, Document, DocumentChunk, Documents, SearchResults
+    from .models import Answer, Citation, Document, DocumentChunk, Documents, SearchResults
 
 __all__ = [
     "Answer",
     "AuthenticationError",
+    "Citation",
     "ConfigurationError",
     "DevKnowClient",
     "DevKnowError",
@@ -77,6 +78,7 @@ _LAZY = {
     "ToolError": ".errors",
     "TransportError": ".errors",
     "Answer": ".models",
+    "Citation": ".models",
     "Document": ".models",
     "DocumentChunk": ".models",
     "Documents": ".models",

@@ -148,7 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
         _global_options(sub, defaults=False)
         return sub
 
-    search = command("search", "Search passages of documentation.")
+    _search_parser(command("search", "Search passages of documentation."))
+    get = command("get", "Print whole documents as Markdown.")
+    get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
+    _ask_parser(command("ask", "Answer a question from the documentation, with references."))
+    index_help = "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
+    _index_parser(command("index", index_help))
+    _serve_parser(command("serve", "Serve the local index as an MCP server (Streamable HTTP)."))
+    command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
+    _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
+    return parser
+
+
+def _search_parser(search: argparse.ArgumentParser) -> None:
     search.add_argument("query", nargs="+", metavar="QUERY", help="what to look for (quotes optional)")
     search.add_argument(
         "-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits (REST: up to 100)"
@@ -159,20 +171,24 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="only hits from this site, e.g. firebase.google.com (repeat for several)",
     )
-    search.add_argument("--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST protocol)")
+    search.add_argument(
+        "--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST, and the local index's files)"
+    )
+    search.add_argument("--page-token", metavar="TOKEN", help="the next page of a search (printed after a page)")
 
-    get = command("get", "Print whole documents as Markdown.")
-    get.add_argument("names", nargs="+", metavar="NAME_OR_URL", help="document names (documents/...) or page URLs")
 
-    ask = command("ask", "Answer a question from the documentation, with references.")
+def _ask_parser(ask: argparse.ArgumentParser) -> None:
     ask.add_argument(
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
+    ask.add_argument(
+        "--source", metavar="DOMAIN", action="append", help="ground the answer in this site's pages (REST; repeat)"
+    )
+    ask.add_argument("--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST)")
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
-    index = command(
-        "index", "Add a folder of Markdown and JSON Lines files, or one .jsonl file, to the default local index."
-    )
+
+def _index_parser(index: argparse.ArgumentParser) -> None:
     index.add_argument(
         "path", metavar="PATH", help="folder or .jsonl file to index (again: only changed files are re-read)"
     )
@@ -183,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
     )
 
-    serve = command("serve", "Serve the local index as an MCP server (Streamable HTTP).")
+
+def _serve_parser(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--docs", metavar="PATH", help="serve only this folder of Markdown (default: the default index)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8765, help="port to listen on (default: 8765)")
@@ -209,10 +226,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
     )
-
-    command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
-    _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
-    return parser
 
 
 def _pack_parser(pack: argparse.ArgumentParser) -> None:
@@ -272,9 +285,13 @@ def _client(args: argparse.Namespace) -> Any:
 
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        results = client.search_documents(" ".join(args.query), source=args.source, since=args.since, page_size=args.n)
+        results = client.search_documents(
+            " ".join(args.query), source=args.source, since=args.since, page_size=args.n, page_token=args.page_token
+        )
     _note(results.info.notices)
     _emit(results, args, out)
+    if results.next_page_token:  # on stderr, so that --json output stays one JSON value
+        _note([f"more hits: run the same search with --page-token {results.next_page_token}"])
     return 0
 
 
@@ -295,7 +312,8 @@ def _cmd_get(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     with _client(args) as client:
-        result = client.ask(" ".join(args.question), fallback=not args.no_fallback)
+        question = " ".join(args.question)
+        result = client.ask(question, fallback=not args.no_fallback, source=args.source, since=args.since)
     _note(result.info.notices)  # the quota fallback, or the local index standing in for the service
     _emit(result, args, out)  # an answer, or search results standing in when the answer quota is used up
     return 0
@@ -377,6 +395,15 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
                 status["answered_by"] = FALLBACK_BACKEND
                 _note([f"{exc.message} Until it can, search, get and ask answer from the local index."])
                 problem = None
+        from .status import installed_pack_lines, protocol_line
+
+        figures = client.status()  # after the tools call: the MCP era is known by now
+        status.update(era=figures["era"], protocol_version=figures["protocol_version"], protocol=figures["protocol"])
+        status["packs"] = installed_pack_lines(client.backend)
+    if not args.json:  # one row for the protocol and its era (the JSON keeps them apart)
+        status["protocol"] = protocol_line(status)
+        status.pop("era", None)
+        status.pop("protocol_version", None)
     if args.json:
         _print_json(status, out)
     else:
@@ -384,7 +411,7 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
         width = max(len(key) for key in status)
         for key, value in status.items():
             if isinstance(value, list):
-                value = ", ".join(map(str, value))
+                value = ", ".join(map(str, value)) or "none"
             elif isinstance(value, float):
                 value = f"{value:.4g}"
             text.write(f"{key.replace('_', ' '):<{width}}  {'-' if value is None else value}\n")

@@ -7,8 +7,8 @@ Every result object (:class:`~devknow_jupyter.models.SearchResults`, ``DocumentC
 * ``text/markdown``: the same content as safe Markdown (raw HTML shown as text, unsafe links dropped);
 * ``text/html``: sanitized HTML with one ``<style>`` block of our own, for nbviewer, GitHub, nbconvert,
   VS Code, Colab and untrusted notebooks;
-* ``application/vnd.jupyter.widget-view+json``: the live view (Open buttons, paging, "Show all"), when
-  :data:`options` ``.widgets`` is on, ipywidgets is installed and a Jupyter kernel is running.
+* ``application/vnd.jupyter.widget-view+json``: the live view (one anywidget model: Open, ↑/↓/Enter, "More",
+  "Show all"), when :data:`options` ``.widgets`` is on, ipywidgets is installed and a Jupyter kernel is running.
 
 Nothing here calls the network: documents are fetched only when an Open button is clicked.
 
@@ -17,7 +17,7 @@ Settings live in :data:`options` (a :class:`DisplayOptions`; the very object
 
     from devknow_jupyter import display
     display.options.widgets = False      # static HTML/Markdown only (consoles, exports, --no-widgets)
-    display.options.page_size = 5        # hits shown before "Show more"
+    display.options.page_size = 5        # hits shown before "More"
     display.options.max_chars = 0        # render whole documents, however long
 
     with display.using(widgets=False):   # for one display call
@@ -105,7 +105,7 @@ def mimebundle(
 
 
 def widget_for(obj: Any, *, actions: Any = None, **overrides: Any) -> Any:
-    """The live ipywidgets view of a result object (HitList, DocumentView, ...), or None for other objects.
+    """The live view of a result object (a HitList, DocumentView, ... anywidget model), or None for other objects.
 
     Its buttons act through ``actions`` (by default the kernel's shared client). Raises ImportError when
     ipywidgets is not installed.
@@ -154,6 +154,8 @@ def _widget_view(obj: Any, opts: DisplayOptions, actions: Any) -> dict[str, Any]
         if widget is None:
             return None
         data = widget._repr_mimebundle_()
+        if isinstance(data, tuple):  # anywidget returns (data, metadata)
+            data = data[0]
     except Exception as exc:  # a broken widget stack must not hide the static views
         print(f"devknow: widgets unavailable ({type(exc).__name__}: {exc}); showing static output", file=sys.stderr)
         return None

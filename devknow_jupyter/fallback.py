@@ -16,6 +16,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .errors import DevKnowError, LocalIndexError, TransportError
+from .search_request import search_input_names
 
 if TYPE_CHECKING:
     from .local.backend import LocalBackend
@@ -78,10 +79,7 @@ class OfflineFallback:
 
     def search_inputs(self, cause: BaseException) -> set[str]:
         """The argument names the local search tool takes (its site filter among them)."""
-        for tool in self.backend(cause).list_tools():
-            if tool.get("name") == "search_documents":
-                return set((tool.get("inputSchema") or {}).get("properties") or {})
-        return set()
+        return search_input_names(self.backend(cause).list_tools())
 
     def close(self) -> None:
         """Close the local index, if it was opened. Safe to call twice."""

@@ -43,6 +43,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
+from .magic_names import any_names, names_from
 from .session import Session, register_session, shared_client, unregister_session
 
 __all__ = [
@@ -57,8 +58,6 @@ __all__ = [
 _PLACEHOLDER_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # A leading option token: a quoted string or a run of non-blanks.
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
-# A variable, then any subscripts or attributes: `_devsearch[0]`, `hits[:3]`, `answer.references`.
-_VARIABLE_REFERENCE = re.compile(r"[A-Za-z_]\w*(?:\[[^\]\n]*\]|\.[A-Za-z_]\w*)*")
 _EMPTY_OUTPUT = {"text/plain": ""}
 # Names IPython keeps in the namespace (input and output history, the shell itself); -o must not take them.
 _IPYTHON_NAMES = frozenset(
@@ -122,12 +121,6 @@ def _parse(magic: Any, option_text: str) -> Any:
         raise UsageError(f"{exc} in {option_text.strip()!r}") from None
     except UsageError as exc:  # argparse: a mistyped option gets the nearest real one
         raise UsageError(did_you_mean(str(exc), option_strings(magic))) from None
-
-
-def _unquote(token: str) -> str:
-    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
-        return token[1:-1]
-    return token
 
 
 def _variable_name(name: str | None, shell: Any) -> str | None:
@@ -345,45 +338,6 @@ class DevKnowMagics(Magics):
         if out:
             self.shell.user_ns[out] = value
 
-    def _names_from(self, tokens: list[str]) -> list[Any]:
-        """Document names, URLs, or the values of namespace variables referred to in ``tokens``.
-
-        A token that is a variable reference (``hits``, ``_devsearch[0]``, ``hits[:3]``,
-        ``answer.references``) whose variable exists is evaluated in the user namespace; any other
-        token is a document name or page URL, which the client checks.
-        """
-        from .models import Answer
-
-        items: list[Any] = []
-        namespace = self.shell.user_ns
-        for token in map(_unquote, tokens):
-            reference = _VARIABLE_REFERENCE.fullmatch(token)
-            base = re.match(r"\w+", token).group(0) if reference else ""
-            if not reference or (base not in namespace and "[" not in token and not token.isidentifier()):
-                # A name or URL (`documents/...`, `https://...`, even `firebase.google.com`); the client checks it.
-                items.append(token)
-                continue
-            if base not in namespace:
-                raise UsageError(f"{token!r} is neither a variable nor a document name or page URL.")
-            value = self._evaluate(token) if token != base else namespace[token]
-            if isinstance(value, Answer):
-                value = value.references
-            if not _names_value(value):
-                what = f"Variable {token} holds" if token == base else f"{token} gives"
-                raise UsageError(
-                    f"{what} a {type(value).__name__}; %devget takes search hits, "
-                    "documents, an answer, or document names and page URLs."
-                )
-            items.append(value)
-        return items
-
-    def _evaluate(self, reference: str) -> Any:
-        """The value of ``reference`` (e.g. ``_devsearch[0]``) in the user namespace; a failure is a UsageError."""
-        try:
-            return self.shell.ev(reference)
-        except Exception as exc:  # IndexError, KeyError, AttributeError, ...: say which reference failed
-            raise UsageError(f"Could not evaluate {reference}: {type(exc).__name__}: {exc}") from None
-
     # -- the magics -----------------------------------------------------------------------------
 
     @magic_arguments()
@@ -485,10 +439,10 @@ class DevKnowMagics(Magics):
         if not args.names:
             _print_usage(self.devget, "%devget _devsearch")
             return None
-        items = self._names_from(args.names)
+        items = names_from(args.names, self.shell)
         with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
             client = self.session.client()
-            if not _any_names(items):
+            if not any_names(items):
                 from .models import Documents
 
                 documents = Documents()  # e.g. `%devget _devsearch` after a search that found nothing
@@ -517,6 +471,8 @@ class DevKnowMagics(Magics):
         help="When the answer quota is used up, stop with the "
         "error instead of showing search results for the question.",
     )
+    @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST protocol).")
+    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
     @no_var_expand
     @output_can_be_silenced
@@ -545,7 +501,9 @@ class DevKnowMagics(Magics):
             return None
         with self._interruptible(), _Progress(self.shell, "Asking…"):
             # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
-            result = self.session.client().ask(question, fallback=not args.no_fallback, refresh=args.refresh)
+            client = self.session.client()
+            fallback = not args.no_fallback
+            result = client.ask(question, fallback=fallback, refresh=args.refresh, source=args.source, since=args.since)
             self._store("_devask", out, result)
         return result
 
@@ -601,6 +559,17 @@ class DevKnowMagics(Magics):
             )
         if args.command:
             raise UsageError("%devknow takes options, or the subcommand `explore [QUERY]`; see %devknow?")
+        said = self._change_settings(args)
+        if not said:
+            with self._interruptible(), _Progress(self.shell, "Checking…"):
+                status = self.session.status()
+            status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
+            return status
+        _display(_message(" ".join(said)))
+        return None
+
+    def _change_settings(self, args: Any) -> list[str]:
+        """Apply ``%devknow``'s options (key, endpoint, protocol, cache, error display); one sentence for each."""
         said: list[str] = []
         if args.api_key:
             said.append(self._prompt_for_key())
@@ -629,13 +598,7 @@ class DevKnowMagics(Magics):
         if args.debug is not None:
             self.short_errors = not args.debug
             said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
-        if not said:
-            with self._interruptible(), _Progress(self.shell, "Checking…"):
-                status = self.session.status()
-            status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
-            return status
-        _display(_message(" ".join(said)))
-        return None
+        return said
 
     def _prompt_for_key(self) -> str:
         import getpass
@@ -663,25 +626,6 @@ class DevKnowMagics(Magics):
         from .explorer import explore
 
         return explore(query or None, client=self.session.client())
-
-
-def _names_value(value: Any) -> bool:
-    """True when ``value`` is something %devget can fetch: names, hits, documents, or a list of them."""
-    from .models import Document, DocumentChunk, Documents, SearchResults
-
-    kinds = (str, SearchResults, DocumentChunk, Document, Documents)
-    return isinstance(value, kinds) or (isinstance(value, (list, tuple)) and all(isinstance(v, kinds) for v in value))
-
-
-def _any_names(items: list[Any]) -> bool:
-    from .models import Document, DocumentChunk
-
-    for item in items:
-        if isinstance(item, (str, DocumentChunk, Document)):
-            return True
-        if len(item):
-            return True
-    return False
 
 
 # -- extension entry points --------------------------------------------------------------------

@@ -160,6 +160,10 @@ class Session:
         except DevKnowError as exc:
             tools = f"unavailable: {exc.short_message().splitlines()[0]}"
         rows.append(("tools", tools))
+        from .status import protocol_line
+
+        info = {**info, **client.status()}  # after the tools call: the MCP era is known by now
+        rows.insert(2, ("protocol", protocol_line(info)))
         return SessionStatus(rows, data={**info, "key_source": self.key_source(client)})
 
     def close(self) -> None:

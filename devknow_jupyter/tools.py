@@ -9,10 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["MAX_NAMES_PER_CALL", "SOURCE_FILTER", "TOOLS", "TOOL_NAMES", "tool_definitions"]
+__all__ = ["MAX_NAMES_PER_CALL", "MAX_PAGE_SIZE", "PAGING", "SOURCE_FILTER", "TOOLS", "TOOL_NAMES", "tool_definitions"]
 
 #: The service accepts at most this many names in one ``get_documents`` call.
 MAX_NAMES_PER_CALL = 20
+#: The most hits one page of the local index's search holds (as on the service's REST surface).
+MAX_PAGE_SIZE = 100
 
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 
@@ -118,6 +120,22 @@ SOURCE_FILTER = {
     "type": "string",
     "description": "Only pages of this site, e.g. adk.dev or firebase.google.com/docs/auth (best hits of that site).",
 }
+#: The local index's paging and date filter (the REST surface's ``page_size``/``page_token``; ``since`` there is
+#: an ``update_time`` filter): clients send them when the schema has them.
+PAGING = {
+    "page_size": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_PAGE_SIZE,
+        "description": "Hits per page (default 10).",
+    },
+    "page_token": {"type": "string", "description": "nextPageToken of the previous page, for the next one."},
+    "since": {
+        "type": "string",
+        "description": "Only pages updated since this RFC 3339 time or date (where the index knows a date).",
+    },
+}
+_NEXT_PAGE = {"type": "string", "description": "Pass as page_token for the next page; absent on the last page."}
 _NOTICES = {
     "type": "array",
     "items": {"type": "string"},
@@ -129,12 +147,15 @@ def tool_definitions(*, local: bool = False) -> list[dict[str, Any]]:
     """The tools as ``tools/list`` returns them: ``[{"name", "title", "description", "inputSchema", ...}]``.
 
     ``local=True``: as the local index offers them (``LocalBackend``, ``devknow serve``): ``search_documents``
-    also takes ``source`` and may return ``notices``. Without it: exactly the service's shapes.
+    also takes ``source``, ``since``, ``page_size`` and ``page_token``, and may return ``notices`` and
+    ``nextPageToken``. Without it: exactly the service's shapes.
     """
     tools = [{"name": name, **spec} for name, spec in TOOLS.items()]
     if local:
         search = copy.deepcopy(tools[0])
         search["inputSchema"]["properties"]["source"] = SOURCE_FILTER
+        search["inputSchema"]["properties"].update(copy.deepcopy(PAGING))
         search["outputSchema"]["properties"]["notices"] = _NOTICES
+        search["outputSchema"]["properties"]["nextPageToken"] = _NEXT_PAGE
         tools[0] = search
     return tools

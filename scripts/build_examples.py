@@ -60,8 +60,9 @@ This registers the magics in this kernel. Without a key it says once that it use
 `%devsearch` takes plain words, no quotes needed. Each hit shows the page title, its link and the
 passage that matched. `-n 5` keeps at most five hits.
 
-Every hit has an **Open** button: click it to read the whole page right below the hit, without
-leaving the notebook. The button then reads **Close**; click it to fold the page away again.""",
+Every hit has an **Open** button: click it to read the whole page in place of the list, without
+leaving the notebook; **← Back** (or Esc) shows the hits again. Click the list (or Tab to it) and
+↑/↓ move through the hits, Enter opens one. **More** shows further hits.""",
     ),
     ("py", "%devsearch -n 5 create an API key"),
     (

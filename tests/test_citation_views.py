@@ -53,8 +53,8 @@ def test_html_view_and_widget_show_linked_markers() -> None:
                         r'<a href="https://docs\.example\.dev/regions"[^>]*>\[2\]</a> ou')  # fmt: skip
     assert marker.search(html), html
     view = display.widget_for(answer())
-    assert marker.search(view.html.value)
-    assert len(view.toggles) == 2  # one row per reference, numbered like the markers
+    assert marker.search(view.header)
+    assert len(view.items) == 2  # one row per reference, numbered like the markers
 
 
 def test_an_answer_without_citations_is_shown_as_before() -> None:

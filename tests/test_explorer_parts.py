@@ -1,15 +1,17 @@
 """The explorer's parts alone: the history without widgets, the runner with plain callables and threads,
-the list keys with synthetic keydown messages (the fields ipyevents sends)."""
+the widget model's ES module and stylesheet as shipped (the keys themselves are tested in the browser)."""
 
 from __future__ import annotations
 
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
 from devknow_jupyter.explorer.history import HISTORY_VARIABLE, History, HistoryEntry, Visits, kernel_history
-from devknow_jupyter.explorer.keys import OPEN, list_key
 from devknow_jupyter.explorer.runner import RequestRunner
+from devknow_jupyter.explorer.widget import ExplorerWidget
 
 
 def search(key: str, source: str | None = None) -> HistoryEntry:
@@ -161,41 +163,44 @@ def test_wait_runs_on_the_calling_thread_and_a_closed_runner_refuses_work():
         runner.submit("c", lambda: lambda: None)
 
 
-# -- keys ---------------------------------------------------------------------------------------------
+# -- the widget model's browser half -------------------------------------------------------------------
 
 
-def key(name: str, **fields) -> dict:
-    return {"type": "keydown", "key": name, "shiftKey": False, "ctrlKey": False, "altKey": False, **fields}
+def test_the_es_module_and_stylesheet_ship_in_the_package_and_are_what_the_model_sends():
+    import devknow_jupyter.explorer as package
+
+    folder = Path(package.__file__).parent / "esm"
+    widget = ExplorerWidget()
+    try:
+        assert widget._esm == (folder / "explorer.js").read_text(encoding="utf-8")
+        assert widget._css == (folder / "explorer.css").read_text(encoding="utf-8")
+        assert "export default { render }" in widget._esm
+        assert not re.search(r"^\s*import\s", widget._esm, re.M)  # no dependencies, nothing fetched
+    finally:
+        widget.close()
 
 
-@pytest.mark.parametrize(
-    ("pressed", "current", "expected"),
-    [
-        (key("ArrowDown"), None, 0),  # nothing highlighted: down starts at the first
-        (key("ArrowUp"), None, 4),  # ...and up at the last
-        (key("ArrowDown"), 1, 2),
-        (key("ArrowUp"), 1, 0),
-        (key("ArrowDown"), 4, None),  # the ends stop: no wrap
-        (key("ArrowUp"), 0, None),
-        (key("Home"), 3, 0),
-        (key("End"), 1, 4),
-        (key("Tab"), 1, 2),
-        (key("Tab", shiftKey=True), 1, 0),
-        (key("Enter"), 2, OPEN),
-        (key(" "), 2, OPEN),
-        (key("Enter"), None, None),  # nothing to open
-        (key("a"), 1, None),
-        (key("ArrowDown", ctrlKey=True), 1, None),
-        (key("ArrowDown", metaKey=True), 1, None),
-        ({**key("ArrowDown"), "type": "keyup"}, 1, None),
-    ],
-)
-def test_list_keys(pressed, current, expected):
-    assert list_key(pressed, current, 5) == expected
+def test_the_es_module_puts_html_only_from_the_sanitized_traits():
+    module = (Path(__file__).parents[1] / "devknow_jupyter" / "explorer" / "esm" / "explorer.js").read_text()
+    assignments = re.findall(r"\.(innerHTML|outerHTML)\s*=\s*([^;]+);", module)
+    assert assignments, "the module shows no HTML at all?"
+    for _prop, value in assignments:
+        assert re.fullmatch(r"get\('\w+_html'\)", value.strip()), value
+    assert "insertAdjacentHTML" not in module and "document.write" not in module and "eval(" not in module
+    html_traits = {name for name in ExplorerWidget.class_trait_names(sync=True) if name.endswith("_html")}
+    assert {match for match in re.findall(r"get\('(\w+_html)'\)", module)} == html_traits
 
 
-def test_list_keys_on_an_empty_list_do_nothing():
-    assert list_key(key("ArrowDown"), None, 0) is None and list_key(key("Enter"), None, 0) is None
+def test_every_message_the_module_sends_is_one_the_explorer_handles():
+    import inspect
+
+    from devknow_jupyter.explorer import Explorer
+
+    module = (Path(__file__).parents[1] / "devknow_jupyter" / "explorer" / "esm" / "explorer.js").read_text()
+    sent = set(re.findall(r"send\('(\w+)'", module))
+    assert sent == {"search", "ask", "open", "back", "forward", "more", "whole"}
+    handler = inspect.getsource(Explorer._on_message)
+    assert all(f'"{event}"' in handler for event in sent)
 
 
 # -- size -----------------------------------------------------------------------------------------------

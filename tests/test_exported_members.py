@@ -36,3 +36,17 @@ def test_from_import_of_an_error_and_star_import_work_in_a_fresh_interpreter() -
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_result_types_are_exported_at_the_top_level() -> None:
+    from devknow_jupyter import models
+
+    for name in ("Answer", "Citation", "Document", "DocumentChunk", "Documents", "SearchResults"):
+        assert name in devknow_jupyter.__all__, name
+        assert getattr(devknow_jupyter, name) is getattr(models, name)
+    from devknow_jupyter import Citation
+
+    answer = devknow_jupyter.Answer.from_dict(
+        {"answerText": "ok", "references": ["d/a"], "citations": [{"endIndex": 2, "sources": [{}]}]}, query="q"
+    )
+    assert answer.citations == [Citation("ok", 0, 2, 0, 2, ["d/a"])]

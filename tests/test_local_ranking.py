@@ -3,6 +3,8 @@ tokens, pasted error messages, the weak-match notice and the stored ranker. Fixt
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -157,3 +159,48 @@ def test_plain_whole_page_bm25_fused_in_ranks_by_the_pages_text_not_its_url(tmp_
             index.add_folder(docs)
             found = {hit["parent"].rsplit("/", 1)[1] for hit in index.search("sprocket")}
         assert found == expected, share  # the URL path counts in the field-weighted score only
+
+
+def test_a_page_that_says_the_words_together_ranks_above_one_that_scatters_them(tmp_path: Path) -> None:
+    """Word pairs: "rotate a service account key" finds the page with "service account key" as a phrase, even
+    though another page repeats each word more often (apart); without the pairs that page comes first."""
+    from devknow_jupyter.local.ranker import RankSettings
+
+    docs = tmp_path / "docs"
+    page(
+        docs, "rotating", "keys.test", "Keeping credentials fresh",
+        "# Keeping credentials fresh\n\nOnce a quarter, rotate the service account key that your build uses: "
+        "make a new one, deploy it, then delete the old one. Then read the audit logs.\n",
+    )
+    page(
+        docs, "concepts", "keys.test", "Concepts",
+        "# Concepts\n\nA key opens a door; an account belongs to a person; a service answers calls. Every "
+        "account may hold a key, and a service may rotate its logs. " + "Doors, people and calls differ. " * 3,
+    )
+    filler = "Printers, paper and toner are ordered by the office each month. " * 8
+    page(docs, "overview", "keys.test", "Overview", f"# Overview\n\nA service account key is a secret file. {filler}\n")
+    series(docs, 5, "keys.test", "misc-{i}", "Miscellany {i}", "Printers, paper and toner.")
+    for pair_weight, first in [(RankSettings().pair_weight, "rotating"), (0.0, "concepts")]:
+        ranking = RankSettings(pair_weight=pair_weight)
+        with LocalIndex(tmp_path / f"index-{pair_weight}.sqlite3", ranking=ranking) as index:
+            index.add_folder(docs)
+            hits = index.search("how do I rotate a service account key")
+        assert hits[0]["parent"] == f"documents/keys.test/{first}", pair_weight
+    assert RankSettings().pair_weight > 0
+    # Another process opens the stored ranker (pairs are kept as numeric keys) and ranks the same way.
+    script = (
+        "import sys; from devknow_jupyter.local.index import LocalIndex\n"
+        "with LocalIndex(sys.argv[1]) as index: print(index.search(sys.argv[2])[0]['parent'])"
+    )
+    path = str(tmp_path / f"index-{RankSettings().pair_weight}.sqlite3")
+    query = "how do I rotate a service account key"
+    done = subprocess.run([sys.executable, "-c", script, path, query], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "documents/keys.test/rotating", done.stderr
+
+
+def test_word_pairs_skip_glue_words_and_split_identifiers() -> None:
+    from devknow_jupyter.local.tokens import word_pairs
+
+    assert word_pairs("Run a command-line tool") == ["run command", "command line", "line tool"]
+    assert word_pairs("call getUserName twice") == ["call get", "get user", "user name", "name twice"]
+    assert ranking_query("sign in with a service account").pairs == ("sign service", "service account")

@@ -814,6 +814,7 @@ def test_a_hit_alone_or_pickled_shows_a_working_open_button(ip, sdk_server):
     import pickle
 
     from devknow_jupyter import display
+    from tests.test_widgets import send_from_page
 
     use(ip, sdk_server.url)
     ip.run_line_magic("devsearch", "bucket region")
@@ -828,10 +829,9 @@ def test_a_hit_alone_or_pickled_shows_a_working_open_button(ip, sdk_server):
             result, captured = run(ip, "display(shown)")
         assert result.success
         view = _widget_of(captured.outputs[-1].data)
-        assert not view.toggle.button.disabled
-        view.toggle.button.click()
-        assert view.toggle.button.description == "Close" and view.toggle.view is not None
-        assert view.toggle.view.document.name == hit.parent
+        assert view.can_open
+        send_from_page(view, do="open", name=hit.parent)  # what its Open button sends
+        assert view.error == "" and view.page["name"] == hit.parent and "devknow-doc-title" in view.page["html"]
 
 
 def test_results_pickled_in_one_process_display_in_another() -> None:

@@ -123,14 +123,15 @@ def test_the_explorer_searches_and_opens_documents_with_odd_uris(client: DevKnow
     app = explore("odd zebra", client=client)
     try:
         assert app.wait(timeout=30)
-        assert "error" not in app.status.value.lower(), app.status.value
-        assert len(app.hits.options) == len(ODD_URIS)
-        for number, (label, _) in enumerate(app.hits.options):
+        widget = app.widget
+        assert widget.status["kind"] != "error", widget.status
+        assert len(widget.hits) == len(ODD_URIS)
+        for number, row in enumerate(widget.hits):
             app.open(number, wait=True)
-            assert "error" not in app.status.value.lower(), (label, app.status.value)
-            title = re.sub(r"<[^>]+>", "", app.title.value)
-            assert "Odd zebra" in title, (label, title)
-            for value in (app.title.value, app.page.value, app.hits_header.value):
+            assert widget.status["kind"] != "error", (row["label"], widget.status)
+            title = re.sub(r"<[^>]+>", "", widget.title_html)
+            assert "Odd zebra" in title, (row["label"], title)
+            for value in (widget.title_html, widget.page_html, widget.hits_header_html):
                 assert_links_are_usable(value)
         bundle = app._repr_mimebundle_()
         assert {"text/plain", "text/markdown", "text/html"} <= set(bundle)

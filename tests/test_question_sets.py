@@ -54,6 +54,7 @@ def test_problems_names_each_fault() -> None:
         ("corpus-a-dev.json", "corpus-a-test.json"),
         ("corpus-b-dev.json", "corpus-b-test.json"),
         ("corpus-c-holdout.json",),
+        ("corpus-d.json",),
     ],
 )
 def test_committed_corpus_sets_are_valid(files: tuple[str, ...]) -> None:
@@ -61,5 +62,6 @@ def test_committed_corpus_sets_are_valid(files: tuple[str, ...]) -> None:
 
 
 @pytest.mark.skipif(not EXTRA.exists(), reason="../shared/corpus-extra is not beside the repository")
-def test_committed_extra_set_is_valid() -> None:
-    assert validate.main(["--corpus", str(EXTRA), str(QUESTIONS / "extra-genkit-tensorflow.json")]) == 0
+@pytest.mark.parametrize("name", ["extra-genkit-tensorflow.json", "extra-d.json"])
+def test_committed_extra_sets_are_valid(name: str) -> None:
+    assert validate.main(["--corpus", str(EXTRA), str(QUESTIONS / name)]) == 0

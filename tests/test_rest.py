@@ -19,6 +19,7 @@ from devknow_jupyter.errors import (
     ConfigurationError,
     DocumentNotFoundError,
     QuotaExceededError,
+    ToolError,
     TransportError,
 )
 from tests.conftest import free_port
@@ -115,6 +116,14 @@ def test_wrong_key_is_an_authentication_error_without_the_key() -> None:
     message = caught.value.short_message()
     assert wrong not in message and "API key" in message
     assert "passed as api_key=" in message
+
+
+def test_a_rejected_token_is_an_authentication_error() -> None:
+    with RestServer(token="ya29.good-token-81") as server:
+        client = rest_client(server, api_key=None, access_token="ya29.stale-token-82", offline_fallback=False)
+        with client, pytest.raises(AuthenticationError) as caught:
+            client.search_documents("bucket")
+    assert "rejected the access token" in caught.value.short_message() and "stale-token" not in str(caught.value)
 
 
 def test_no_credentials_is_an_authentication_error(server: RestServer) -> None:
@@ -280,12 +289,12 @@ def test_magic_since_and_several_sources(server: RestServer, ip, monkeypatch: py
     assert server.calls_to("searchDocumentChunks")[0].query["pageSize"] == ["3"]
 
 
-def test_the_offline_index_says_what_it_cannot_honour() -> None:
+def test_the_offline_index_pages_and_refuses_the_services_tokens() -> None:
+    # The local index pages too (tests/test_local_paging.py); a token of the service's is not one of its own.
     with DevKnowClient("local", cache=False) as client:
-        hits = client.search_documents("answer quota", since="2026-01-01", page_size=2)
-        assert len(hits) <= 2 and not hits.has_next_page
-        assert any("Not applied: since 2026-01-01T00:00:00Z" in notice for notice in hits.info.notices)
-        with pytest.raises(ConfigurationError, match="no pages"):
+        hits = client.search_documents("answer quota", page_size=2)
+        assert len(hits) == 2 and hits.has_next_page
+        with pytest.raises(ToolError, match="not a page token"):
             client.search_documents("answer quota", page_token="p2")
 
 

@@ -1,11 +1,11 @@
-"""The live views: paging, Open/Close fetching through a client's actions, Show all, answers.
+"""The live views: one anywidget model per output; Open, More and Show all answered in Python through the actions.
 
 Most views act through a client on the in-process StaticBackend (devknow_jupyter.testing, the fixture
-pages, no server); the header and the server-that-went-away tests use the real SDK test server.
+pages, no server); the header, the next page and the server-that-went-away tests use real loopback servers.
 
-Clicks go through ``Button.click()``, which (ipywidgets#2949) swallows exceptions raised by handlers into
-the log. So every test asserts on what the view *shows* afterwards: a handler that raised would leave the
-expected heading or label missing and fail the test.
+What the page's module (render/esm/results.js) sends with ``model.send`` is delivered here as the kernel's
+comm delivers it (:func:`send_from_page`), and each test asserts on the traits the page draws from. Keys,
+focus, Back and the local "More" live in the browser: tests/e2e/test_result_widgets.py drives them.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import pytest
 
 from devknow_jupyter import display
 from devknow_jupyter.client import DevKnowClient
-from devknow_jupyter.models import Answer, Document, DocumentChunk, ResultInfo, SearchResults
+from devknow_jupyter.models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 from devknow_jupyter.render.views import widget_for as view_for
-from devknow_jupyter.render.widgets import AnswerView, DocumentToggle, DocumentView, HitList
+from devknow_jupyter.render.widgets import AnswerView, DocumentView, HitList, HitView
 from devknow_jupyter.testing import StaticBackend
 from tests.conftest import fixture_documents
 
@@ -28,20 +28,24 @@ BUCKETS = "documents/docs.example.dev/storage/buckets"
 HEADING = "Create a storage bucket</h1>"
 
 
-def html_text(widget: Any) -> str:
-    """All HTML values in a widget tree, joined."""
-    return "\n".join(_values(widget))
+def send_from_page(view: Any, **content: Any) -> None:
+    """Deliver ``content`` to ``view`` as a custom message from its page (what ``model.send`` in the ES module
+    does), through ipywidgets' own comm handler."""
+    replies = view.replies
+    view._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
+    assert view.replies == replies + 1, "the view did not answer (the page would wait)"
 
 
-def _values(widget: Any) -> Iterator[str]:
-    if isinstance(widget, ipywidgets.HTML):
-        yield widget.value
-    for child in getattr(widget, "children", ()):
-        yield from _values(child)
+def html_text(view: Any) -> str:
+    """All HTML a view's page draws from: the header, the items, the opened page."""
+    return "\n".join([view.header, *(item["html"] for item in view.items), view.page.get("html", "")])
 
 
-def visible(widget: Any) -> bool:
-    return widget.layout.display != "none"
+def models_now() -> int:
+    """How many widget models (comms to the frontend) the kernel holds."""
+    from ipywidgets.widgets import widget
+
+    return len(widget._instances)
 
 
 @pytest.fixture
@@ -73,7 +77,7 @@ def test_header_shows_query_count_backend_time_and_cache(sdk_server: Any) -> Non
     client = DevKnowClient(sdk_server.url)
     client.search_documents("bucket region")
     results = client.search_documents("bucket region")  # the second time comes from the cache
-    header = HitList(results).header.value
+    header = HitList(results).header
     port = client.endpoint.split(":")[-1].split("/")[0]
     assert f"<b>{len(results)} hits</b> for <q>bucket region</q> · remote (127.0.0.1:{port}) · " in header
     assert " ms · from cache" in header
@@ -83,106 +87,65 @@ def test_header_shows_query_count_backend_time_and_cache(sdk_server: Any) -> Non
 def test_notices_show_as_a_line() -> None:
     results = many_hits(2)
     results.info.notices.append("The service could not be reached; these hits come from documents saved offline.")
-    header = HitList(results).header.value
-    assert '<div class="devknow-notice">The service could not be reached;' in header
+    assert '<div class="devknow-notice">The service could not be reached;' in HitList(results).header
 
 
-def test_long_lists_page_with_show_more() -> None:
+def test_the_page_gets_every_hit_and_the_page_size_it_shows_at_a_time() -> None:
     view = HitList(many_hits(7), options=display.DisplayOptions(page_size=3))
-    assert len(view.items.children) == 3 and view.more_button.description == "Show more (4 left)"
-    view.more_button.click()
-    assert len(view.items.children) == 6 and view.more_button.description == "Show more (1 left)"
-    assert visible(view.more_button)
-    view.more_button.click()
-    assert len(view.items.children) == 7 and view.remaining == 0 and not visible(view.more_button)
-    assert "7. " in html_text(view) and "Page 7" in html_text(view)
+    assert view.kind == "hits" and view.page_size == 3 and len(view.items) == 7
+    assert view.items[6]["name"] == "documents/docs.example.dev/page/7" and "7. " in view.items[6]["html"]
+    assert not view.has_next  # no next page from the server: "More" shows the hits in hand only
 
 
-def models(widget: Any, seen: set[str] | None = None) -> set[str]:
-    """The ids of every model a view sends to the frontend: widgets, their layouts and styles."""
-    seen = set() if seen is None else seen
-    seen.add(widget.model_id)
-    for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
-        if isinstance(part, ipywidgets.Widget):
-            seen.add(part.model_id)
-    for child in getattr(widget, "children", ()):
-        models(child, seen)
-    return seen
+def test_one_output_is_one_model_however_many_hits_and_opens() -> None:
+    HitList(many_hits(1))  # the shared Layout exists from here on
+    before = models_now()
+    twenty = HitList(many_hits(20), options=display.DisplayOptions(page_size=20))
+    assert models_now() == before + 1
+    HitList(many_hits(500))
+    assert models_now() == before + 2
+    assert twenty.layout is HitList(many_hits(3)).layout  # one Layout model for every view
+    answer = AnswerView(Answer("Text.", [BUCKETS, "documents/docs.example.dev/other"], "q"))
+    assert models_now() == before + 4 and len(answer.items) == 2
 
 
-def test_widget_count_is_bounded_by_the_page_not_the_results() -> None:
-    small, large = HitList(many_hits(10)), HitList(many_hits(500))
-    assert len(models(small)) == len(models(large)) < 50
-    large.more_button.click()
-    assert len(large.hit_views) == 20 and len(models(large)) < 80
-
-
-def test_a_closed_hit_costs_three_widgets_and_its_page_area_comes_with_the_first_open() -> None:
-    ten = HitList(many_hits(10))
-    eleven = HitList(many_hits(11), options=display.DisplayOptions(page_size=11))
-    assert len(models(eleven)) - len(models(ten)) == 3  # the hit's box, its HTML and its button
-    assert not any(hit.toggle.has_area for hit in eleven.hit_views)
-
-
-def test_short_lists_have_no_show_more() -> None:
-    view = HitList(many_hits(2))
-    assert len(view.hit_views) == 2 and not visible(view.more_button)
-
-
-def test_each_hit_has_title_link_passage_and_open_button(client: DevKnowClient) -> None:
+def test_each_hit_has_title_link_passage_and_can_open(client: DevKnowClient) -> None:
     view = HitList(client.search_documents("bucket region"), actions=client)
-    first = view.hit_views[0]
-    assert 'href="https://docs.example.dev/storage/buckets" target="_blank" rel="noopener noreferrer"' in (
-        first.html.value
-    )
-    assert first.toggle.button.description == "Open" and not first.toggle.button.disabled
-    assert first.children == (first.html, first.toggle.button) and not first.toggle.has_area
+    first = view.items[0]
+    assert 'href="https://docs.example.dev/storage/buckets" target="_blank" rel="noopener noreferrer"' in first["html"]
+    assert first["name"] == BUCKETS and view.can_open and view.page == {} and view.error == ""
 
 
-# -- Open / Close ----------------------------------------------------------------------------------------------
+# -- Open ------------------------------------------------------------------------------------------------------
 
 
-def test_open_fetches_once_shows_in_place_and_folds(client: DevKnowClient, backend: StaticBackend) -> None:
+def test_open_fetches_once_and_shows_the_page_in_place(client: DevKnowClient, backend: StaticBackend) -> None:
     view = HitList(client.search_documents("bucket region"), actions=client)
-    hit = next(h for h in view.hit_views if h.hit.parent == BUCKETS)
     before = len(fetched(backend))
-
-    hit.toggle.button.click()
-    assert HEADING in html_text(hit.toggle.area)
-    assert hit.toggle.button.description == "Close"
-    assert hit.children == (hit.html, hit.toggle.button, hit.toggle.area)  # the area, right below the button
-    assert "devknow-hit-open" in hit._dom_classes  # the stylesheet hides the passage: the page shows it
-    calls = fetched(backend)[before:]
-    assert calls == [{"tool": "get_documents", "arguments": {"names": [BUCKETS]}}]
-
-    area = hit.toggle.area
-    hit.toggle.button.click()  # fold
-    assert hit.toggle.area.children == () and hit.toggle.button.description == "Open"
-    assert "devknow-hit-open" not in hit._dom_classes
-
-    hit.toggle.button.click()  # open again: no new request, no second area
-    assert HEADING in html_text(hit.toggle.area)
-    assert hit.toggle.area is area and hit.children == (hit.html, hit.toggle.button, area)
-    assert len(fetched(backend)) == before + 1
+    send_from_page(view, do="open", name=BUCKETS)
+    assert view.page["name"] == BUCKETS and HEADING in view.page["html"] and not view.page["truncated"]
+    assert 'class="devknow-doc-title"' in view.page["html"]  # the list is hidden: the page brings its title
+    assert fetched(backend)[before:] == [{"tool": "get_documents", "arguments": {"names": [BUCKETS]}}]
+    send_from_page(view, do="open", name=BUCKETS)  # Back, then Open again: no new request
+    assert len(fetched(backend)) == before + 1 and view.page["name"] == BUCKETS and view.error == ""
 
 
 def test_a_second_view_opens_from_the_clients_cache(client: DevKnowClient, backend: StaticBackend) -> None:
     results = client.search_documents("bucket region")
-    HitList(results, actions=client).hit_views[0].toggle.button.click()
+    send_from_page(HitList(results, actions=client), do="open", name=results[0].parent)
     before = len(fetched(backend))
-    other = next(h for h in HitList(results, actions=client).hit_views if h.hit.parent == results[0].parent)
-    other.toggle.button.click()
-    assert other.toggle.button.description == "Close" and other.toggle.view is not None
-    assert len(fetched(backend)) == before
+    other = HitList(results, actions=client)
+    send_from_page(other, do="open", name=results[0].parent)
+    assert other.page["name"] == results[0].parent and len(fetched(backend)) == before
 
 
 def test_an_unknown_document_shows_one_error_line(client: DevKnowClient) -> None:
-    toggle = DocumentToggle("documents/docs.example.dev/no/such/page", client)
-    toggle.button.click()
-    text = html_text(toggle.area)
-    assert 'class="devknow devknow-error"' in text and "DocumentNotFoundError: Unknown document:" in text
-    assert text.count("\n") == 0 and toggle.button.description == "Open" and not toggle.button.disabled
-    assert toggle.error is not None
+    view = HitList(many_hits(1), actions=client)
+    send_from_page(view, do="open", name="documents/docs.example.dev/no/such/page")
+    assert view.error.startswith("DocumentNotFoundError: Unknown document:") and "\n" not in view.error
+    assert view.page == {}
+    send_from_page(view, do="open", name=BUCKETS)  # the next Open that works clears the line
+    assert view.error == "" and view.page["name"] == BUCKETS
 
 
 def test_a_server_that_went_away_shows_one_error_line(sdk_server_factory: Any) -> None:
@@ -190,20 +153,25 @@ def test_a_server_that_went_away_shows_one_error_line(sdk_server_factory: Any) -
     with DevKnowClient(server.url, timeout=5, connect_timeout=2, offline_store=False) as client:
         results = client.search_documents("bucket region")
         server.stop()
-        hit = HitList(results, actions=client).hit_views[0]
-        hit.toggle.button.click()
-        text = html_text(hit.toggle.area)
-        assert "devknow-error" in text and "TransportError: Could not connect" in text and "Traceback" not in text
-        assert hit.toggle.button.description == "Open"
-        assert "devknow-hit-open" not in hit._dom_classes  # nothing opened: the passage stays in view
+        view = HitList(results, actions=client)
+        send_from_page(view, do="open", name=results[0].parent)
+        assert view.error.startswith("TransportError: Could not connect") and "Traceback" not in view.error
+        assert view.page == {}
 
 
 def test_hits_given_no_actions_cannot_open() -> None:
     view = HitList(many_hits(1))
-    toggle = view.hit_views[0].toggle
-    assert toggle.button.disabled and "No client" in toggle.button.tooltip
-    toggle.button.click()
-    assert toggle.area.children == ()
+    assert not view.can_open
+    send_from_page(view, do="open", name=view.items[0]["name"])
+    assert view.page == {} and "No client" in view.error
+
+
+def test_messages_the_view_does_not_know_change_nothing(client: DevKnowClient) -> None:
+    view = HitList(many_hits(2), actions=client)
+    for content in ({"do": "delete"}, {"do": "open"}, {"name": BUCKETS}):
+        send_from_page(view, **content)
+    view._handle_msg({"content": {"data": {"method": "custom", "content": "open"}}, "buffers": []})
+    assert view.page == {} and view.error == "" and len(view.items) == 2
 
 
 LONG_PASSAGE = (
@@ -213,13 +181,51 @@ LONG_PASSAGE = (
 
 def test_hits_show_a_short_preview_and_a_hit_alone_shows_its_whole_passage() -> None:
     results = SearchResults("steps", [DocumentChunk("documents/docs.example.dev/steps", "1", LONG_PASSAGE)])
-    hit = HitList(results).hit_views[0]
-    assert "Step 2</h2>" in hit.html.value and "Step 11</h2>" not in hit.html.value
-    assert 'class="devknow-chunk devknow-body devknow-clamped"' in hit.html.value  # fades out at the bottom
-    whole = HitList(results, options=display.DisplayOptions(preview_chars=0)).hit_views[0]
-    assert "Step 11</h2>" in whole.html.value and "devknow-clamped" not in whole.html.value
+    hit = HitList(results).items[0]["html"]
+    assert "Step 2</h2>" in hit and "Step 11</h2>" not in hit
+    assert 'class="devknow-chunk devknow-body devknow-clamped"' in hit  # fades out at the bottom
+    whole = HitList(results, options=display.DisplayOptions(preview_chars=0)).items[0]["html"]
+    assert "Step 11</h2>" in whole and "devknow-clamped" not in whole
     alone = view_for(results[0])
-    assert "Step 11</h2>" in alone.html.value
+    assert isinstance(alone, HitView) and alone.kind == "hit" and "Step 11</h2>" in alone.items[0]["html"]
+
+
+def test_a_hit_alone_opens_its_page(client: DevKnowClient) -> None:
+    hit = client.search_documents("bucket region")[0]
+    view = view_for(hit, actions=client)
+    assert view.can_open
+    send_from_page(view, do="open", name=hit.parent)
+    assert view.page["name"] == hit.parent and "</h1>" in view.page["html"]
+
+
+# -- More: the server's next page ---------------------------------------------------------------------------
+
+
+def test_more_fetches_the_servers_next_page_and_numbers_on() -> None:
+    from tests.servers.rest_server import RestServer
+
+    with RestServer() as server:
+        client = DevKnowClient(server.url, protocol="rest", api_key=server.api_key, cache=False, offline_store=False)
+        results = client.search_documents("storage bucket", page_size=2)
+        view = HitList(results, actions=client)
+        assert view.has_next and len(view.items) == 2
+        searches = len(server.calls_to("searchDocumentChunks"))
+        send_from_page(view, do="more")
+        assert len(server.calls_to("searchDocumentChunks")) == searches + 1
+        assert server.calls_to("searchDocumentChunks")[-1].query["pageToken"] == [results.next_page_token]
+        assert len(view.items) == 4 and "3. " in view.items[2]["html"] and view.error == ""
+        assert view.has_next == view.results.has_next_page and view.results is not results
+        names = [item["name"] for item in view.items]
+        assert len(set(names)) == len(names)  # the next page, not the first one again
+        while view.has_next:
+            send_from_page(view, do="more")
+        send_from_page(view, do="more")  # nothing left: no request, no error
+        assert view.error == "" and not view.has_next
+        server.__exit__(None, None, None)
+        view.has_next, view.results = True, results  # pretend the first page was the last shown
+        send_from_page(view, do="more")
+        assert view.error.startswith("TransportError") and "\n" not in view.error
+        client.close()
 
 
 # -- documents ------------------------------------------------------------------------------------------------
@@ -233,34 +239,31 @@ def long_document(sections: int = 30) -> Document:
 
 def test_document_view_has_header_toc_and_body() -> None:
     view = DocumentView(long_document(6))
-    value = view.html.value
-    assert 'class="devknow-doc-title"' in value and "Many steps." in value
+    value = view.page["html"]
+    assert view.kind == "document" and 'class="devknow-doc-title"' in value and "Many steps." in value
     assert 'class="devknow-toc"' in value and ">Step 6</a>" in value and "Step 6</h2>" in value
-    assert not view.truncated and not visible(view.show_all_button)
+    assert not view.truncated
 
 
 def test_truncated_document_renders_in_full_on_show_all() -> None:
     view = DocumentView(long_document(), options=display.DisplayOptions(max_chars=2_000))
-    assert view.truncated and visible(view.show_all_button)
-    assert "Truncated: showing the first" in view.html.value and "Step 30</h2>" not in view.html.value
-    view.show_all_button.click()
-    assert "Step 30</h2>" in view.html.value and "Truncated" not in view.html.value
-    assert not view.truncated and not visible(view.show_all_button)
+    assert view.truncated
+    assert "Truncated: showing the first" in view.page["html"] and "Step 30</h2>" not in view.page["html"]
+    assert "max_chars = 0" not in view.page["html"]  # the view has "Show all": no need to say how
+    send_from_page(view, do="all", name=view.document.name)
+    assert "Step 30</h2>" in view.page["html"] and "Truncated" not in view.page["html"]
+    assert not view.truncated
 
 
-def test_documents_view_lists_each_document() -> None:
-    docs = [long_document(2), Document.from_dict({"name": BUCKETS, "content": "# Buckets\n\nText."})]
-    view = view_for(display_documents(docs), options=display.DisplayOptions(page_size=1))
-    assert len(view.document_views) == 1 and visible(view.more_button)
-    view.more_button.click()
-    assert len(view.document_views) == 2 and not visible(view.more_button)
-    assert "<b>2 documents</b>" in view.header.value and "Buckets</h1>" in html_text(view)
-
-
-def display_documents(docs: list[Document]) -> Any:
-    from devknow_jupyter.models import Documents
-
-    return Documents(docs)
+def test_documents_view_lists_each_document_and_shows_all_of_one() -> None:
+    docs = [long_document(), Document.from_dict({"name": BUCKETS, "content": "# Buckets\n\nText."})]
+    view = view_for(Documents(docs), options=display.DisplayOptions(page_size=1, max_chars=2_000))
+    assert view.kind == "documents" and view.page_size == 1 and [item["name"] for item in view.items] == [
+        docs[0].name, BUCKETS]
+    assert "<b>2 documents</b>" in view.header and "Buckets</h1>" in view.items[1]["html"]
+    assert view.items[0]["truncated"] and not view.items[1]["truncated"]
+    send_from_page(view, do="all", name=docs[0].name)
+    assert "Step 30</h2>" in view.items[0]["html"] and not view.items[0]["truncated"]
 
 
 # -- answers ----------------------------------------------------------------------------------------------------
@@ -270,27 +273,27 @@ def test_answer_view_renders_the_answer_and_opens_references(client: DevKnowClie
     answer = client.answer_query("Which region should a bucket use?")
     assert answer.references
     view = AnswerView(answer, actions=client)
-    value = view.html.value
-    assert "<b>Answer</b> to <q>Which region should a bucket use?</q>" in value
-    assert 'class="devknow-refs">References' in value
-    first = view.toggles[0]
-    assert f"1. <a href=\"https://{answer.references[0].removeprefix('documents/')}\"" in html_text(view)
-    assert not any(toggle.has_area for toggle in view.toggles)  # areas come with the first Open
+    assert "<b>Answer</b> to <q>Which region should a bucket use?</q>" in view.header
+    assert 'class="devknow-refs">References' in view.header
+    assert view.page_size == len(answer.references)  # every reference shows, no "More"
+    first = view.items[0]
+    assert first["name"] == answer.references[0]
+    assert f"1. <a href=\"https://{answer.references[0].removeprefix('documents/')}\"" in first["html"]
     before = len(fetched(backend))
-    first.button.click()
-    assert first.button.description == "Close" and "</h1>" in html_text(first.area)
+    send_from_page(view, do="open", name=first["name"])
+    assert view.page["name"] == first["name"] and "</h1>" in view.page["html"]
     assert len(fetched(backend)) == before + 1
-    rows = list(view.children)
-    assert first.button in rows[1].children and rows[2] is first.area  # the page sits right below its row
-    assert [toggle.has_area for toggle in view.toggles] == [True] + [False] * (len(view.toggles) - 1)
 
 
 def test_extractive_answers_are_labelled() -> None:
     view = AnswerView(Answer("Quoted **passage**.", [BUCKETS], "q", extractive=True))
-    assert ">extractive</span>" in view.html.value and "<strong>passage</strong>" in view.html.value
-    assert 'title="Extractive answer from the offline index: passages quoted, not generated."' in view.html.value
+    assert ">extractive</span>" in view.header and "<strong>passage</strong>" in view.header
+    assert 'title="Extractive answer from the offline index: passages quoted, not generated."' in view.header
 
 
-def test_views_have_cheap_reprs() -> None:
+def test_views_have_cheap_reprs_and_ship_their_module() -> None:
     assert repr(HitList(many_hits(3))) == "<HitList>"
     assert repr(DocumentView(long_document(1))) == "<DocumentView>"
+    view = HitList(many_hits(1))
+    assert "export default { render }" in view._esm and ".dkv-item" in view._css
+    assert isinstance(view, ipywidgets.DOMWidget)  # anywidget is an ipywidgets widget: the notebook contract holds

@@ -115,11 +115,15 @@ def assert_safe_markdown(text: str, *, source_in_fence: bool = False) -> None:
 
 
 def html_values(widget: Any) -> Iterator[str]:
-    """Every widgets.HTML value in a widget tree."""
-    if isinstance(widget, ipywidgets.HTML):
-        yield widget.value
-    for child in getattr(widget, "children", ()):
-        yield from html_values(child)
+    """Every piece of HTML a live view hands its page (the header, each item, the opened page), which the
+    page's module puts into the DOM with ``innerHTML`` unfiltered."""
+    assert isinstance(widget, ipywidgets.DOMWidget)
+    if widget.header:
+        yield widget.header
+    for item in widget.items:
+        yield item["html"]
+    if widget.page:
+        yield widget.page["html"]
 
 
 def assert_safe_widget(widget: Any, *, quoted_text: bool = False) -> None:
@@ -203,11 +207,13 @@ def test_truncated_and_raw_views_are_inert_too() -> None:
 
 
 def test_show_all_rerender_is_inert() -> None:
+    from tests.test_widgets import send_from_page
+
     view = display.widget_for(hostile_document(), max_chars=120)
     assert view.truncated
-    view.show_all_button.click()
+    send_from_page(view, do="all", name=view.document.name)
     assert not view.truncated
-    assert "Sanitizing checklist" in view.html.value
+    assert "Sanitizing checklist" in view.page["html"]
     assert_safe_widget(view)
 
 
@@ -221,20 +227,22 @@ def test_messages_escape_their_text() -> None:
 
 def test_documents_opened_from_the_live_service_are_inert(sdk_server: Any) -> None:
     """Search the test server for the hostile page, Open it in place, check everything on screen."""
+    from tests.test_widgets import send_from_page
+
     with DevKnowClient(sdk_server.url) as client:
         results = client.search_documents("hostile sanitizing checklist")
-        view = display.widget_for(results)
-        opened = [hit for hit in view.hit_views if hit.hit.parent == XSS_NAME]
-        assert opened
-        for hit_view in opened:
-            hit_view.toggle.button.click()
-            assert hit_view.toggle.error is None
-            assert "Nothing above may run in the notebook." in hit_view.toggle.view.html.value
+        view = display.widget_for(results, actions=client)
+        assert XSS_NAME in [item["name"] for item in view.items]
+        send_from_page(view, do="open", name=XSS_NAME)
+        assert view.error == ""
+        assert "Nothing above may run in the notebook." in view.page["html"]
         assert_safe_widget(view)
         answer = client.answer_query("hostile content sanitizing")
-        answer_view = display.widget_for(answer)
-        for toggle in answer_view.toggles:
-            toggle.button.click()
-        assert any(toggle.view is not None for toggle in answer_view.toggles)
-        assert_safe_widget(answer_view)
+        answer_view = display.widget_for(answer, actions=client)
+        opened = 0
+        for item in answer_view.items:
+            send_from_page(answer_view, do="open", name=item["name"])
+            opened += answer_view.page.get("name") == item["name"]
+            assert_safe_widget(answer_view)  # each page in turn, as the page shows one at a time
+        assert opened
         assert_safe_html(display.mimebundle(answer, widgets=False)["text/html"], styles=1)

@@ -1,35 +1,34 @@
-"""The documentation explorer: one ipywidgets app to search, read and ask (``%devknow explore``).
+"""The documentation explorer: one widget to search, read and ask (``%devknow explore``).
 
-Four small parts, each in its own module and tested alone:
+Small parts, each in its own module and tested alone:
 
 * :mod:`.history`: the visits (:class:`HistoryEntry`), the kernel's :class:`History` and one explorer's
   back/forward list;
 * :mod:`.runner`: requests on worker threads, the newest one wins;
-* :mod:`.keys`: the keys pressed over a list (ipyevents);
-* :mod:`.view`: the widgets, and showing a result in them; :mod:`.twin`: the static copy for saved notebooks.
+* :mod:`.widget`: the one widget model (an anywidget) with its hand-written ES module and stylesheet;
+* :mod:`.view`: showing a result in that model; :mod:`.twin`: the static copy for saved notebooks.
 
-:class:`Explorer` wires them together: a user's action becomes a request, a reply becomes a visit, a
-visit is shown.
+:class:`Explorer` wires them together: a message from the browser becomes a request, a reply becomes a
+visit, a visit is shown. History, requests and fetching stay in Python; the browser only shows.
 
-Keyboard (checked in JupyterLab 4 with headless Chromium):
+Keyboard (in the browser, checked in JupyterLab 4 and Notebook 7 with headless Chromium):
 
 * **Enter in the search box searches**; Enter in the site filter does too, Enter in the ask box asks
-  (the text fields' "submit" event; the Search and Ask buttons are for the mouse and are skipped by Tab).
-* **With the pointer over the hits, ArrowDown / ArrowUp move the highlight, Enter (or Space) opens
-  the highlighted hit.** Home / End go to the first / last hit; ArrowDown with nothing highlighted
-  starts at the first, ArrowUp at the last; the ends stop (no wrap). Moving makes no request: the
-  status line previews the hit ("Hit 2 of 10: title — site · Enter opens it"), because opening on
-  every arrow press would cost a request and a history visit per hit passed over. The references of
-  an answer take the same keys. A dashed ring shows which list has the keys (see :mod:`.keys` for why
-  the pointer).
-* **Tab from the search box goes to the first hit, Tab / Shift+Tab move between hits, Enter (or
-  Space) opens the focused hit.** The hits are real buttons, so this works in every frontend; the open
-  hit stays highlighted. After the hits, Tab reaches the page's contents links, its references and
-  the ask box.
+  (the Search and Ask buttons are for the mouse and are skipped by Tab).
+* **↓ in the search box goes to the hits; there ↓ / ↑ move the highlight, Enter (or Space) opens the
+  highlighted hit**, wherever the focus is in the explorer (a click on its blank space gives it the
+  focus). Home / End go to the first / last hit; the ends stop (no wrap). Moving makes no request: the
+  status line previews the hit ("Hit 2 of 10: title — site · Enter opens it"), because opening on every
+  arrow press would cost a request and a history visit per hit passed over. The references of an answer
+  take the same keys. These keys stop at the explorer, so the notebook's own arrow shortcuts don't fire.
+* **Tab from the search box goes to the first hit, Tab / Shift+Tab move between hits.** The hits are
+  real buttons; after them Tab reaches the page's contents links, its references and the ask box.
 
 Requests run on worker threads: the notebook stays free, the app shows a spinner for the request in
 flight and stays usable (back/forward, other hits); the newest action wins and an older reply that
 arrives later is dropped (its result is still cached). Errors show in the status line, in one line.
+When the hits listed have a next page (``SearchResults.has_next_page``), "More hits" fetches it through
+the actions (:class:`~devknow_jupyter.render.actions.ResultActions`) and adds it to the list.
 
 Every visit (search, document, answer) is an entry of the back/forward history, kept with its
 result: going back or forward makes no request. In IPython the visits are also appended to
@@ -44,7 +43,6 @@ reopened without its kernel). While the widget is live its stylesheet hides the 
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -52,37 +50,15 @@ from typing import TYPE_CHECKING, Any
 from ..client import QUOTA_FALLBACK_NOTICE
 from ..models import Answer, ResultInfo, name_to_uri
 from .history import HISTORY_LIMIT, HISTORY_VARIABLE, History, HistoryEntry, Visits, kernel_history
-from .keys import OPEN, list_key, watch_keys
 from .runner import RequestRunner
 from .twin import twin_bundle
-from .view import MAX_HITS, ExplorerView, one_line
+from .view import MAX_HITS, ExplorerView
 
 if TYPE_CHECKING:
     from ..client import DevKnowClient
 
 __all__ = ["HISTORY_LIMIT", "HISTORY_VARIABLE", "MAX_HITS", "Explorer", "History", "HistoryEntry", "explore"]
 
-#: After Enter in the search box, a value update arriving this soon is the text typed before Enter.
-SUBMIT_SETTLE_SECONDS = 2.0
-# The widgets of the view that are public attributes of the explorer.
-_PARTS = [
-    "search_box",
-    "source_box",
-    "search_button",
-    "back_button",
-    "forward_button",
-    "status",
-    "hits_header",
-    "hits",
-    "title",
-    "toc",
-    "page",
-    "references",
-    "more_button",
-    "ask_box",
-    "ask_button",
-    "widget",
-]
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # The live widget's own twins: one line pointing at the static copy below it. Its HTML has our root class, so
 # the JupyterLab extension shows it in place of the widget in a notebook reopened without its kernel.
@@ -107,10 +83,9 @@ def explore(query: str | None = None, client: DevKnowClient | None = None, *, so
     Returns:
         The :class:`Explorer`; it displays itself as the cell's output.
 
-    Keyboard: Enter in the search box searches. With the pointer over the hits, ArrowDown / ArrowUp
-    move the highlight (no request; the status line previews the hit) and Enter opens it; Tab from the
-    search box reaches the hits, Tab / Shift+Tab move between them and Enter opens the focused one,
-    in every frontend. Arrow keys come from ipyevents; without its frontend, Tab / Enter remain.
+    Keyboard: Enter in the search box searches; ↓ goes to the hits, where ↓ / ↑ move the highlight (no
+    request; the status line previews the hit) and Enter opens it; Tab from the search box reaches the
+    hits too. The keys are handled in the browser by the explorer's own ES module.
     """
     explorer = Explorer(client if client is not None else _default_client(), source=source)
     if query and query.strip():
@@ -121,12 +96,9 @@ def explore(query: str | None = None, client: DevKnowClient | None = None, *, so
 class Explorer:
     """Search, read and ask the documentation in one widget (see the module docstring for the keyboard).
 
-    The parts are public attributes, so the app can be scripted or rearranged: ``search_box``,
-    ``source_box``, ``search_button``, ``back_button``, ``forward_button``, ``status``, ``hits``
-    (a vertical ``ToggleButtons``), ``title``, ``toc``, ``page``, ``references``, ``more_button``,
-    ``ask_box``, ``ask_button`` and ``widget`` (the whole app, a ``VBox``). ``hit_keys`` and
-    ``reference_keys`` are the ipyevents ``Event`` widgets that bring the keys pressed over the hit
-    column and over the references (None when ipyevents is not installed).
+    ``widget`` is the whole app: one :class:`~devknow_jupyter.explorer.widget.ExplorerWidget` model whose
+    traits hold what it shows (``query``, ``hits``, ``status``, ``page_html``, ...). The browser sends the
+    user's actions as messages; the methods below are the same actions for scripts.
 
     Args:
         client: The client every request goes through (its cache makes repeated visits free).
@@ -138,50 +110,26 @@ class Explorer:
     def __init__(
         self, client: DevKnowClient, *, source: str | None = None, namespace: dict[str, Any] | None = None
     ) -> None:
+        from ..render.actions import as_actions
+
         self.client = client
+        self.actions = as_actions(client)  # what "More hits" fetches the next page through
         self.last_error: BaseException | None = None
         self._runner = RequestRunner(self._fail)
         self._lock = self._runner.lock  # guards the history and what is shown, with the runner's state
         self.kernel_history = kernel_history(namespace)
         self._visits = Visits(self.kernel_history)
         self._shown: HistoryEntry | None = None
-        self._submitted_at: float | None = None
+        self._listed: HistoryEntry | None = None  # the search whose hits are listed
         self._display_id: str | None = None  # set when IPython displays the explorer: visits update its twin
         self._view = view = ExplorerView(source)
-        for part in _PARTS:
-            setattr(self, part, getattr(view, part))
-        self._connect()
+        self.widget = view.widget
+        self.widget.on_msg(self._guard(self._on_message))
         if self._visits.current is not None:
-            self._show(self._visits.position)
-            self._say_result(self._visits.current, None)
+            self._show(self._visits.position, None)
         else:
             view.show_welcome()
         view.set_back_forward(self._visits.can_go_back, self._visits.can_go_forward)
-
-    def _connect(self) -> None:
-        view, guard = self._view, self._guard
-        view.search_box.on_msg(guard(self._on_search_submit))
-        view.source_box.on_msg(guard(self._on_search_submit))
-        view.search_box.observe(guard(self._on_search_value_after_submit), names=["value"])
-        view.source_box.observe(guard(self._on_search_value_after_submit), names=["value"])
-        view.search_button.on_click(guard(lambda _button: self.search()))
-        view.ask_box.on_msg(guard(self._on_ask_submit))
-        view.ask_button.on_click(guard(lambda _button: self.ask()))
-        view.back_button.on_click(guard(lambda _button: self.back()))
-        view.forward_button.on_click(guard(lambda _button: self.forward()))
-        view.more_button.on_click(guard(lambda _button: self._show_whole_page()))
-        view.hits.observe(guard(self._on_hit_index), names=["index"])
-        view.hits.on_msg(guard(self._on_hit_click))
-        view.references.observe(guard(self._on_reference_index), names=["index"])
-        view.references.on_msg(guard(self._on_reference_click))
-        # Arrow keys: only through ipyevents (see .keys); None where it is not installed.
-        self.hit_keys = watch_keys(
-            view.hit_panel, guard(lambda msg: self._on_list_key(view.hits, self.open, "Hit", msg))
-        )
-        self.reference_keys = watch_keys(
-            view.reference_panel,
-            guard(lambda msg: self._on_list_key(view.references, lambda i: self.open(view.refs[i]), "Reference", msg)),
-        )
 
     # -- public actions ---------------------------------------------------------------------------------
 
@@ -191,15 +139,10 @@ class Explorer:
         The request runs on a worker thread unless ``wait``; the hits replace the list and the right
         pane shows them as passages until a hit is opened.
         """
-        view = self._view
-        if query is None:
-            query = view.search_box.value
-        else:
-            view.set_quietly(view.search_box, query)
-        if source is None:
-            source = view.source_box.value
-        else:
-            view.set_quietly(view.source_box, source)
+        view, widget = self._view, self._view.widget
+        query = widget.query if query is None else query
+        source = widget.source if source is None else source
+        view.set_inputs(query=str(query), source=source or "")
         query, source = " ".join(str(query).split()), (source or "").strip() or None
         if not query:
             view.say("Type what to look for, then press Enter.", "hint")
@@ -218,6 +161,7 @@ class Explorer:
             if results is None or not 0 <= target < min(len(results), MAX_HITS):
                 self._view.say(f"There is no hit number {target + 1}.", "hint")
                 return
+            self._view.select_hit(target)  # the hit the user picked, among several passages of one page
             target = results[target]
         from ..names import normalize_names
 
@@ -244,9 +188,9 @@ class Explorer:
         """
         view = self._view
         if question is None:
-            question = view.ask_box.value.strip() or view.search_box.value
+            question = view.widget.question.strip() or view.widget.query
         else:
-            view.set_quietly(view.ask_box, question)
+            view.set_inputs(question=str(question))
         question = " ".join(str(question).split())
         if not question:
             view.say("Type a question in the ask box (or a search above), then press Enter.", "hint")
@@ -259,6 +203,22 @@ class Explorer:
             return lambda: self._visit(HistoryEntry("search", question, result, None, QUOTA_FALLBACK_NOTICE))
 
         self._run(("answer", question), f"Asking “{question}”…", job, wait=wait)
+
+    def more(self, *, wait: bool = False) -> None:
+        """Add the next page of the hits listed to the list (a "More hits" click); the list's search is shown."""
+        listed = self._listed
+        results = listed.result if listed is not None else None
+        if results is None or not results.has_next_page or len(results) >= MAX_HITS:
+            self._view.say("There are no more hits.", "hint")
+            return
+
+        def job() -> Callable[[], None]:
+            page = self.actions.next_page(results)
+            # One list: the hits so far, then the new page (its token and request, for the page after it).
+            joined = page._derive((*results, *page))
+            return lambda: self._visit(listed._replace(result=joined), page.info)
+
+        self._run(("more", f"{listed.key}\0{listed.source}\0{results.next_page_token}"), "More hits…", job, wait=wait)
 
     def back(self) -> None:
         """Show the previous visit (no request)."""
@@ -275,9 +235,6 @@ class Explorer:
     def close(self) -> None:
         """Stop the worker threads and close the widgets (the client stays open)."""
         self._runner.close()
-        for keys in (self.hit_keys, self.reference_keys):
-            if keys is not None:
-                keys.close()
         self._view.close()
 
     @property
@@ -310,7 +267,7 @@ class Explorer:
         from ..display import widgets_available
 
         if widgets_available():
-            view = (self.widget._repr_mimebundle_() or {}).get(_WIDGET_MIME)
+            view = self._widget_view()
             if view is not None:
                 display({_WIDGET_MIME: view, **_LIVE_TWINS}, raw=True)
         with self._lock:
@@ -327,11 +284,17 @@ class Explorer:
         bundle: dict[str, Any] = {}
         wanted = (include is None or _WIDGET_MIME in include) and not (exclude and _WIDGET_MIME in exclude)
         if wanted and widgets_available():
-            view = (self.widget._repr_mimebundle_() or {}).get(_WIDGET_MIME)
+            view = self._widget_view()
             if view is not None:
                 bundle[_WIDGET_MIME] = view
         bundle.update(twin_bundle(self._shown, include, exclude))
         return bundle
+
+    def _widget_view(self) -> dict[str, Any] | None:
+        # anywidget's bundle is (data, metadata); ipywidgets' is data alone.
+        bundle = self.widget._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        return (data or {}).get(_WIDGET_MIME)
 
     def __repr__(self) -> str:
         shown = self._shown.label() if self._shown else "nothing shown"
@@ -358,8 +321,7 @@ class Explorer:
     def _visit(self, entry: HistoryEntry, info: ResultInfo | None = None) -> None:
         with self._lock:
             self._visits.visit(entry)
-            self._show(self._visits.position)
-            self._say_result(entry, info or getattr(entry.result, "info", None))
+            self._show(self._visits.position, info or getattr(entry.result, "info", None))
 
     def _step(self, delta: int) -> None:
         with self._lock:
@@ -368,28 +330,34 @@ class Explorer:
                 self._view.say("Nothing further back." if delta < 0 else "Nothing further forward.", "hint")
                 return
             self._runner.supersede()  # a request still in flight must not replace what is shown now
-            self._show(self._visits.position)
-            self._say_result(entry, None)
+            self._show(self._visits.position, None)
 
-    def _show(self, position: int) -> None:
+    def _show(self, position: int, info: ResultInfo | None) -> None:
+        """Show visit ``position`` and its status line (``info``: its request; None: from history)."""
+        with self.widget.hold_sync():  # one state update for the browser, before the twin's
+            self._show_entry(position)
+            self._say_result(self._visits.entries[position], info)
+        self._update_twin()
+
+    def _show_entry(self, position: int) -> None:
         view, entry = self._view, self._visits.entries[position]
         self._shown = entry
         if entry.kind == "search":
+            self._listed = entry
             view.show_hits(entry.result)
-            view.set_quietly(view.search_box, entry.key)
-            view.set_quietly(view.source_box, entry.source or "")
+            view.set_inputs(query=entry.key, source=entry.source or "")
             view.show_passages(entry.result)
         else:
             # A document or answer keeps the hits of the search it came from beside it.
             context = self._visits.search_before(position)
             if context is not None and context.result is not view.hits_result:
+                self._listed = context
                 view.show_hits(context.result)
             if entry.kind == "document":
                 view.show_document(entry.result)
             else:
                 view.show_answer(entry.result)
         view.set_back_forward(self._visits.can_go_back, self._visits.can_go_forward)
-        self._update_twin()
 
     def _show_whole_page(self) -> None:
         if self._shown is not None and self._shown.kind == "document":
@@ -432,62 +400,31 @@ class Explorer:
 
         return guarded
 
-    def _on_search_submit(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-        if content.get("event") == "submit":
-            self._submitted_at = time.monotonic()
-            self.search()
+    def _on_message(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
+        """A user's action in the browser (see :mod:`.widget` for the messages)."""
+        event = content.get("event") if isinstance(content, dict) else None
+        if event == "search":
+            self.search(str(content.get("query") or ""), source=str(content.get("source") or ""))
+        elif event == "ask":
+            self.ask(str(content.get("question") or "").strip() or None)
+        elif event == "open":
+            self._open_row(content)
+        elif event in ("back", "forward"):
+            self._step(-1 if event == "back" else +1)
+        elif event == "more":
+            self.more()
+        elif event == "whole":
+            self._show_whole_page()
 
-    def _on_search_value_after_submit(self, change: dict[str, Any]) -> None:
-        # The frontend sends "submit" at once but holds back value updates while the kernel is busy
-        # (ipywidgets' message throttling), so what was typed before Enter can arrive just after it.
-        # A value landing right after Enter is that text: search again with it (the newest search wins).
-        if self._view.is_quiet() or self._submitted_at is None:
+    def _open_row(self, content: dict[str, Any]) -> None:
+        # A click (or Enter) on a row: a hit of the list, or a reference of the answer shown.
+        row = content.get("hit", content.get("reference"))
+        if not isinstance(row, int) or isinstance(row, bool):
             return
-        if time.monotonic() - self._submitted_at < SUBMIT_SETTLE_SECONDS:
-            self.search()
-
-    def _on_ask_submit(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-        if content.get("event") == "submit":
-            self.ask()
-
-    # A click (or Enter/Space on a hit) sets the index, then sends a "click" message: the index only
-    # changes for another hit, the message also comes for the highlighted one. open() ignores the
-    # second call for the same document, so each click opens once.
-
-    def _on_hit_index(self, change: dict[str, Any]) -> None:
-        if not self._view.is_quiet() and change["new"] is not None:
-            self.open(int(change["new"]))
-
-    def _on_hit_click(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-        if content.get("event") == "click" and self._view.hits.index is not None:
-            self.open(int(self._view.hits.index))
-
-    def _on_reference_index(self, change: dict[str, Any]) -> None:
-        if not self._view.is_quiet() and change["new"] is not None:
-            self.open(self._view.refs[int(change["new"])])
-
-    def _on_reference_click(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
-        if content.get("event") == "click" and self._view.references.index is not None:
-            self.open(self._view.refs[int(self._view.references.index)])
-
-    def _on_list_key(self, toggle: Any, opener: Callable[[int], None], noun: str, message: dict[str, Any]) -> None:
-        """A keydown over a list (see :func:`.keys.list_key`): move the highlight, or open the highlighted row.
-
-        Moving makes no request (a document per arrow press would cost a request and a visit each);
-        the status line previews the highlighted entry instead.
-        """
-        with self._lock:
-            count = len(toggle.options)
-            action = list_key(message, toggle.index, count)
-            if action is None:
-                return
-            if action == OPEN:
-                opener(int(toggle.index))
-                return
-            self._view.set_quietly(toggle, action, trait="index")
-            if self._runner.pending is None:  # keep the spinner line of a request in flight
-                label = one_line(toggle.options[action][0].split(". ", 1)[-1], 160)
-                self._view.say(f"{noun} {action + 1} of {count}: {label} · Enter opens it", "hint")
+        if "hit" in content:
+            self.open(row)
+        elif 0 <= row < len(self._view.refs):
+            self.open(self._view.refs[row])
 
 
 def _default_client() -> DevKnowClient:

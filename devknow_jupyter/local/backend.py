@@ -31,9 +31,10 @@ from typing import Any
 
 from ..errors import ConfigurationError, LocalIndexError, ToolError
 from ..names import MAX_NAME_LENGTH, normalize_source
-from ..tools import MAX_NAMES_PER_CALL, tool_definitions
+from ..tools import MAX_NAMES_PER_CALL, MAX_PAGE_SIZE, tool_definitions
 from .failures import index_failure
 from .index import IndexReport, LocalIndex
+from .paging import decode_token, encode_token, since_nanoseconds, stale_token, undated_notice
 from .paths import STARTER_DIR, default_index_path, folder_index_path
 
 __all__ = ["DEFAULT_LIMIT", "LocalBackend", "open_cache_index"]
@@ -127,8 +128,7 @@ class LocalBackend:
             raise _invalid(name, "the arguments must be an object")
         try:
             if name == "search_documents":
-                query, source = _query(arguments, name), _source(arguments, name)
-                return self._credit_hits(self.index.search_results(query, self.limit, source=source))
+                return self._credit_hits(self._search(arguments))
             if name == "get_documents":
                 return self._credit_documents(self._get_documents(arguments.get("names")))
             if name == "answer_query":
@@ -154,7 +154,8 @@ class LocalBackend:
 
     def list_tools(self) -> list[dict[str, Any]]:
         """The three tools with the service's schemas and annotations; ``search_documents`` also takes a
-        ``source`` site filter (applied inside the ranking) and may return ``notices`` (a weak match)."""
+        ``source`` site filter (applied inside the ranking), ``since``, ``page_size`` and ``page_token``, and
+        may return ``notices`` (a weak match) and ``nextPageToken``."""
         return tool_definitions(local=True)
 
     def close(self) -> None:
@@ -193,6 +194,38 @@ class LocalBackend:
             if credit:
                 notice = f"{pack_line(credit)} {credit['attribution']}"
                 doc["content"] = doc["content"].rstrip("\n") + f"\n\n---\n\n{notice}\n"
+        return result
+
+    def _search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """One page of hits: ``page_size`` of them (default :attr:`limit`) from where ``page_token`` says, of
+        the pages updated ``since`` a time where the index knows a date; ``nextPageToken`` when more follow."""
+        tool = "search_documents"
+        query, source = _query(arguments, tool), _source(arguments, tool)
+        size = arguments.get("page_size")
+        if size is None:
+            size = self.limit
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise _invalid(tool, "page_size must be a positive integer")
+        size = min(size, MAX_PAGE_SIZE)
+        since_ns, moment = since_nanoseconds(arguments["since"]) if arguments.get("since") else (None, None)
+        token = arguments.get("page_token")
+        if token is not None and not isinstance(token, str):
+            raise _invalid(tool, "page_token must be a string")
+        offset, generation = decode_token(token, query, source, moment) if token else (0, None)
+        page = self.index.search_page(query, size, offset=offset, source=source, since_ns=since_ns)
+        if generation is not None and generation != page.generation:
+            raise stale_token()
+        result: dict[str, Any] = {"results": page.results}
+        notices = list(page.notices)
+        if moment:
+            said = undated_notice(moment, page.undated, bool(page.dated))
+            if not page.results and not offset and page.dated:
+                said = f"No matching page was updated since {moment} ({page.dated} older ones left out)."
+            notices.extend([said] if said else [])
+        if notices:
+            result["notices"] = notices
+        if page.more:  # the token names the generation of this ranking: the order the next page continues
+            result["nextPageToken"] = encode_token(offset + size, page.generation, query, source, moment)
         return result
 
     def _get_documents(self, names: Any) -> dict[str, Any]:

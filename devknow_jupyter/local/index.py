@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .answer import extractive_answer
@@ -22,7 +23,7 @@ from .query import fts_expression, query_terms
 from .ranker import RankSettings
 from .search import SearchOutcome
 
-__all__ = ["MAX_FILE_BYTES", "SCHEMA_VERSION", "IndexReport", "LocalIndex", "RankSettings"]  # re-exported
+__all__ = ["MAX_FILE_BYTES", "SCHEMA_VERSION", "IndexReport", "LocalIndex", "RankSettings", "SearchPage"]  # re-exported
 
 # Query words on more than this share of pages are left out when choosing a hit's passage.
 COMMON_SHARE = 0.3
@@ -145,10 +146,44 @@ class LocalIndex(FolderIndexing):
         """:meth:`search` in the tool's shape: ``{"results": [...], "notices": [...]}``, where ``notices``
         (present only when there is something to say) holds one-line remarks such as a weak match."""
         outcome, rows = self._ranked(query, limit, source=source, origin=origin)
-        results = [
-            {"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body in rows
-        ]
+        results = _results(rows)
         return {"results": results, "notices": outcome.notices} if outcome.notices else {"results": results}
+
+    def search_page(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        offset: int = 0,
+        source: str | None = None,
+        origin: str | None = None,
+        since_ns: int | None = None,
+    ) -> SearchPage:
+        """The hits ranked ``offset`` to ``offset + limit`` of the whole ranking, for paging.
+
+        The ranker's list is taken whole (every page with a positive score, ties in page order), so the
+        pages of one search at one :attr:`SearchPage.generation` follow each other without gap or overlap.
+        ``since_ns`` (nanoseconds since the epoch) leaves out the pages known to be older: a page read from a
+        file is dated by the file's modification time; pages without a date (from knowledge packs, fetched
+        from the service) are kept and counted in :attr:`SearchPage.undated`.
+        """
+        with self._lock:
+            self._check_open()
+            search = self._page_search()
+            generation = self._search_generation or "0"
+            start = max(0, offset)
+            # The whole ranking, for a stable order; the notices (a weak match) of the pages shown so far, as
+            # for one search of that many hits.
+            outcome = search.search(query, max(len(search.ranker), 1), source=source, origin=origin)
+            notices = search.search(query, start + limit, source=source, origin=origin).notices
+            ranked, undated, dated = outcome.doc_ids, 0, 0
+            if since_ns is not None and ranked:
+                dates = dict(self._db.execute("SELECT id, mtime_ns FROM documents"))
+                undated = sum(1 for doc_id in ranked if dates.get(doc_id) is None)
+                dated = len(ranked) - undated
+                ranked = [doc_id for doc_id in ranked if dates.get(doc_id) is None or dates[doc_id] >= since_ns]
+            rows = self._passages(search, outcome.text, ranked[start : start + limit]) if limit > 0 else []
+        return SearchPage(_results(rows), notices, start + limit < len(ranked), generation, undated, dated)
 
     def _ranked(
         self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
@@ -158,22 +193,26 @@ class LocalIndex(FolderIndexing):
             self._check_open()
             search = self._page_search()
             outcome = search.search(query, limit, source=source, origin=origin)
-            if not outcome.doc_ids:
-                return outcome, []
-            # Words on most pages barely change which passage is best but make FTS5 read long posting lists.
-            terms = query_terms(outcome.text)
-            terms = [term for term in terms if search.ranker.share(term) <= COMMON_SHARE] or terms
-            chosen = self._best_passages(outcome.doc_ids, fts_expression(terms))
-            marks = ",".join("?" * len(chosen))
-            found = {
-                row[0]: row[1:]
-                for row in self._db.execute(
-                    "SELECT c.id, d.name, c.seq, c.breadcrumb, c.body FROM chunks c JOIN documents d ON d.id = c.doc_id"
-                    f" WHERE c.id IN ({marks})",
-                    chosen,
-                )
-            }
-        return outcome, [found[passage] for passage in chosen if passage in found]
+            return outcome, self._passages(search, outcome.text, outcome.doc_ids)
+
+    def _passages(self, search: Any, text: str, doc_ids: list[int]) -> list[tuple[str, int, str, str]]:
+        """``(name, seq, breadcrumb, body)`` of each page's passage that best matches ``text``, in page order."""
+        if not doc_ids:
+            return []
+        # Words on most pages barely change which passage is best but make FTS5 read long posting lists.
+        terms = query_terms(text)
+        terms = [term for term in terms if search.ranker.share(term) <= COMMON_SHARE] or terms
+        chosen = self._best_passages(doc_ids, fts_expression(terms))
+        marks = ",".join("?" * len(chosen))
+        found = {
+            row[0]: row[1:]
+            for row in self._db.execute(
+                "SELECT c.id, d.name, c.seq, c.breadcrumb, c.body FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                f" WHERE c.id IN ({marks})",
+                chosen,
+            )
+        }
+        return [found[passage] for passage in chosen if passage in found]
 
     def _best_passages(self, doc_ids: list[int], expression: str) -> list[int]:
         """For each page, the id of its passage that matches the query best (its first one when none does).
@@ -263,6 +302,24 @@ class LocalIndex(FolderIndexing):
 
     def __repr__(self) -> str:
         return f"<LocalIndex {self.path!r}>"
+
+
+@dataclass
+class SearchPage:
+    """One page of a ranking (:meth:`LocalIndex.search_page`): its hits in the tool's shape, the ranking's
+    ``notices``, whether more hits follow, the index ``generation`` it was ranked at, and with a date filter
+    how many matching pages have no date (``undated``, all kept) and how many have one (``dated``)."""
+
+    results: list[dict[str, str]]
+    notices: list[str] = field(default_factory=list)
+    more: bool = False
+    generation: str = "0"
+    undated: int = 0
+    dated: int = 0
+
+
+def _results(rows: list[tuple[str, int, str, str]]) -> list[dict[str, str]]:
+    return [{"parent": name, "id": str(seq), "content": _content(crumb, body)} for name, seq, crumb, body in rows]
 
 
 def _content(breadcrumb: str, body: str) -> str:

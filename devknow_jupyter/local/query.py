@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .tokens import tokens, word_tokens
+from .tokens import STOPWORDS, tokens, word_pairs, word_tokens
 
 __all__ = [
     "MAX_TERMS",
@@ -34,18 +34,6 @@ __all__ = [
 #: Longer questions keep their first this-many distinct terms (each OR term costs a posting-list scan).
 MAX_TERMS = 16
 
-# Question words and glue words. Not dropped on purpose: words that name things in developer docs
-# ("go", "new", "get", "set", "key", "use", "run", "test", "not", "null", "all", "first", "last").
-_STOPWORD_TEXT = """
-    a about above after again against am an and any are as at be because been before being below between
-    both but by can could did do does doing done down during each either else ever few for from further
-    had has have having he her here hers herself him himself his how however i if in into is it its itself
-    just let me might more most must my myself no nor of off on once only or other our ours ourselves out
-    over own please same she should so some such than that the their theirs them themselves then there
-    these they this those through to too under until up very via was we were what when where which while
-    who whom why will with within without would you your yours yourself yourselves s t
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 # unicode61 splits at anything that is not a letter, number or private-use character; "_" splits too.
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
@@ -122,12 +110,13 @@ def rewrite_message(text: str) -> str:
 
 @dataclass(frozen=True)
 class RankingQuery:
-    """A query ready for the ranker: its ``tokens`` (words and whole identifiers, no stopwords) and its
-    content ``words`` (what the weak-match check counts)."""
+    """A query ready for the ranker: its ``tokens`` (words and whole identifiers, no stopwords), its
+    content ``words`` (what the weak-match check counts) and its neighbouring word ``pairs``."""
 
     text: str
     tokens: tuple[str, ...]
     words: tuple[str, ...]
+    pairs: tuple[str, ...] = ()
 
 
 def ranking_query(text: str, *, max_tokens: int = 48) -> RankingQuery:
@@ -138,4 +127,5 @@ def ranking_query(text: str, *, max_tokens: int = 48) -> RankingQuery:
     if not found:  # only stopwords ("how do I"): search them rather than nothing
         found = list(dict.fromkeys(tokens(rewritten)))
         words = list(dict.fromkeys(word_tokens(rewritten)))
-    return RankingQuery(rewritten, tuple(found[:max_tokens]), tuple(words[:max_tokens]))
+    pairs = tuple(dict.fromkeys(word_pairs(rewritten)))[:max_tokens]
+    return RankingQuery(rewritten, tuple(found[:max_tokens]), tuple(words[:max_tokens]), pairs)

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .chunking import clean_heading
-from .tokens import STEM_MARK, stem, tokens
+from .tokens import PAIR_JOINER, STEM_MARK, stem, tokens, word_pairs
 
 __all__ = [
     "FIELDS",
@@ -35,6 +35,7 @@ __all__ = [
     "PageTerms",
     "RankSettings",
     "page_terms",
+    "pair_keys",
     "query_weights",
 ]
 
@@ -42,6 +43,9 @@ __all__ = [
 FIELDS = ("title", "path", "description", "headings", "body")
 #: Longer tokens (long URLs, base64) are not worth a vocabulary entry.
 MAX_TOKEN_CHARS = 64
+#: A word pair is ranked on only when this many pages hold it (most pairs occur once: they would triple the
+#: vocabulary and the time to open an index, for a hundredth of MRR@5 on the bench's questions).
+MIN_PAIR_PAGES = 2
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)
@@ -49,16 +53,20 @@ _FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)
 
 @dataclass(frozen=True)
 class RankSettings:
-    """Ranking settings, chosen by 5-fold cross-validation over the dev and test questions
-    (``python -m bench.tune_ranking``; the table is in ``bench/README.md``).
+    """Ranking settings, chosen by leave-one-set-out cross-validation over every question set the bench
+    holds (``python -m bench.tune_ranking``; the table is in ``bench/README.md``).
 
     ``weights`` and ``b``: per field (title, path, description, headings, body), the weight of a term
-    found there and how much the field's length normalises it. ``k1``: term-frequency saturation.
+    found there and how much the field's length normalises it. ``k1``: term-frequency saturation (1.6 with
+    the word pairs; 1.2 before them).
     ``stem_weight``: query weight of a word's stemmed form (beside the word as written, weight 1); 0 won
     across folds (the stem counted a long word twice), so stems are stored but not searched by default.
     ``whole_weight``: query weight of a whole identifier (``prefer_const_constructors``) beside its parts.
     ``identifier_b``: ``b`` is multiplied by this for whole identifiers, so that one exact mention of a rare
     name (``auth/popup-closed-by-user``) in a long reference page is not normalised away.
+    ``pair_weight``: query weight of each pair of neighbouring content words (``command line``, ``service
+    account``), matched against the same pairs stored for every page: a light phrase/proximity bonus for
+    pages that say the question's words together (+0.02 MRR@5 held out; 0.2-0.5 is a plateau).
     ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest).
     ``plain_weight``: the share of a plain whole-page BM25 score (``plain_fields`` summed, one length
     normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
@@ -66,11 +74,12 @@ class RankSettings:
 
     weights: tuple[float, float, float, float, float] = (2.0, 2.0, 1.0, 1.0, 1.0)
     b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.6)
-    k1: float = 1.2
+    k1: float = 1.6
     stem_weight: float = 0.0
     whole_weight: float = 1.0
     identifier_b: float = 0.0
-    dense_weight: float = 0.4
+    pair_weight: float = 0.3
+    dense_weight: float = 0.3
     plain_weight: float = 0.0
     plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
     plain_b: float = 0.75
@@ -98,11 +107,12 @@ def page_text_fields(title: str, uri: str, description: str, content: str) -> tu
 
 
 def page_terms(title: str, uri: str, description: str, content: str) -> PageTerms:
-    """Count the tokens of each field of one page (and the stemmed forms of its words)."""
+    """Count the tokens of each field of one page (and the stemmed forms of its words, and its word pairs)."""
     index: dict[str, int] = {}
     rows: list[list[int]] = []
     lengths = np.zeros(len(FIELDS), dtype=np.float32)
-    for field, text in enumerate(page_text_fields(title, uri, description, content)):
+    fields = page_text_fields(title, uri, description, content)
+    for field, text in enumerate(fields):
         found = Counter(tokens(text))
         lengths[field] = sum(found.values())
         for token, count in found.items():
@@ -115,8 +125,42 @@ def page_terms(title: str, uri: str, description: str, content: str) -> PageTerm
                     slot = index[form] = len(rows)
                     rows.append([0] * len(FIELDS))
                 rows[slot][field] = min(65535, rows[slot][field] + count)
-    counts = np.array(rows, dtype=np.uint16).reshape(len(rows), len(FIELDS))
-    return PageTerms(list(index), counts, lengths)
+    terms = list(index)
+    counts = [np.array(rows, dtype=np.uint16).reshape(len(rows), len(FIELDS))]
+    # Word pairs (not counted in the fields' lengths). Most are the body's alone: those go in as one block.
+    body = Counter(word_pairs(fields[-1]))
+    short: dict[str, list[int]] = {}
+    for field, text in enumerate(fields[:-1]):
+        for pair, count in Counter(word_pairs(text)).items():
+            short.setdefault(pair, [0] * len(FIELDS))[field] += count
+    for pair, row in short.items():
+        row[-1] = body.pop(pair, 0)
+    both = [pair for pair in short if len(pair) <= MAX_TOKEN_CHARS]
+    alone = [pair for pair in body if len(pair) <= MAX_TOKEN_CHARS]
+    block = np.zeros((len(alone), len(FIELDS)), dtype=np.int64)
+    block[:, -1] = np.fromiter((body[pair] for pair in alone), np.int64, len(alone))
+    rows_short = np.array([short[pair] for pair in both], dtype=np.int64).reshape(len(both), len(FIELDS))
+    terms += both + alone
+    counts += [np.minimum(part, 65535).astype(np.uint16) for part in (rows_short, block)]
+    return PageTerms(terms, np.vstack(counts), lengths)
+
+
+#: Bytes of a word pair are summed times powers of this odd number (mod 2**64): a polynomial hash, computed
+#: for all of a page's pairs at once with numpy. A rare collision only merges two pairs' postings.
+_PAIR_BASE = 0x100000001B3
+_PAIR_POWERS = np.cumprod(np.full(4 * MAX_TOKEN_CHARS + 2, _PAIR_BASE, dtype=np.uint64), dtype=np.uint64)
+
+
+def pair_keys(pairs: Sequence[str]) -> np.ndarray:
+    """A 64-bit key per word pair (the same in every process: pages and queries meet on it)."""
+    if not pairs:
+        return np.zeros(0, dtype=np.uint64)
+    data = np.frombuffer(("\n".join(pairs) + "\n").encode("utf-8"), dtype=np.uint8)
+    ends = np.flatnonzero(data == 10)  # a pair never holds a newline: one per pair, its terminator
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    offset = np.arange(len(data)) - np.repeat(starts, ends - starts + 1)
+    offset = np.minimum(offset, len(_PAIR_POWERS) - 1)  # only a pair longer than MAX_TOKEN_CHARS would reach it
+    return np.add.reduceat((data.astype(np.uint64) + np.uint64(1)) * _PAIR_POWERS[offset], starts)
 
 
 @lru_cache(maxsize=65536)
@@ -126,9 +170,12 @@ def _stem(token: str) -> str:
     return STEM_MARK + stemmed if stemmed else ""
 
 
-def query_weights(query_tokens: Sequence[str], settings: RankSettings) -> dict[str, float]:
-    """Each query token (and stemmed form) with its weight; a repeated token counts once."""
+def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Sequence[str] = ()) -> dict[str, float]:
+    """Each query token (and stemmed form, and word pair) with its weight; a repeated token counts once."""
     weights: dict[str, float] = {}
+    if settings.pair_weight > 0:
+        for pair in pairs:
+            weights[pair] = settings.pair_weight
     for token in query_tokens:
         if len(token) > MAX_TOKEN_CHARS:
             continue
@@ -139,6 +186,21 @@ def query_weights(query_tokens: Sequence[str], settings: RankSettings) -> dict[s
             key = STEM_MARK + stemmed
             weights[key] = max(weights.get(key, 0.0), settings.stem_weight)
     return weights
+
+
+def _pair_postings(
+    keys: np.ndarray, docs: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The postings of the word pairs that ``MIN_PAIR_PAGES`` pages hold, grouped by key (pages in order within a
+    key): the kept keys (sorted), how many postings each has, and the postings' pages and counts."""
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    sizes = np.diff(np.append(starts, len(keys)))
+    # A word pair found on one page only tells pages apart no better than its words: not kept.
+    kept = sizes >= MIN_PAIR_PAGES
+    order = order[np.repeat(kept, sizes)]
+    return keys[starts[kept]], sizes[kept], docs[order], counts[order]
 
 
 class LexicalRanker:
@@ -157,11 +219,13 @@ class LexicalRanker:
         doc_ids: np.ndarray,
         lengths: np.ndarray,
         settings: RankSettings | None = None,
+        pair_keys: np.ndarray | None = None,
     ) -> None:
         self.settings = settings or RankSettings()
-        self.vocabulary = vocabulary
+        self.vocabulary = vocabulary  # the words and identifiers; word pairs are known by their keys only
         self.term_ids = {term: i for i, term in enumerate(vocabulary)}
-        self.offsets = offsets  # (V + 1,) int64: postings of term t are offsets[t]:offsets[t + 1]
+        self.pair_keys = np.zeros(0, dtype=np.uint64) if pair_keys is None else pair_keys  # sorted; terms V.. on
+        self.offsets = offsets  # (V + pairs + 1,) int64: postings of term t are offsets[t]:offsets[t + 1]
         self.postings = postings  # (P,) int32: page positions
         self.counts = counts  # (P, F) uint16
         self.doc_ids = doc_ids  # (N,) int64: position -> documents.id
@@ -177,9 +241,12 @@ class LexicalRanker:
         term_ids: dict[str, int] = {}
         vocabulary: list[str] = []
         ids_parts, docs_parts, count_parts, doc_ids, lengths = [], [], [], [], []
+        pair_parts, pair_docs, pair_counts = [], [], []
         for position, (doc_id, terms) in enumerate(pages):
-            ids = np.empty(len(terms.terms), dtype=np.int32)
-            for i, term in enumerate(terms.terms):
+            is_pair = np.fromiter((PAIR_JOINER in term for term in terms.terms), bool, len(terms.terms))
+            words = [term for term, pair in zip(terms.terms, is_pair, strict=True) if not pair]
+            ids = np.empty(len(words), dtype=np.int32)
+            for i, term in enumerate(words):
                 slot = term_ids.get(term)
                 if slot is None:
                     slot = term_ids[term] = len(vocabulary)
@@ -187,39 +254,50 @@ class LexicalRanker:
                 ids[i] = slot
             ids_parts.append(ids)
             docs_parts.append(np.full(len(ids), position, dtype=np.int32))
-            count_parts.append(terms.counts)
+            count_parts.append(terms.counts[~is_pair])
+            if is_pair.any():  # word pairs are many and mostly unique: numbers, not strings in a dict
+                pair_parts.append(pair_keys([term for term, pair in zip(terms.terms, is_pair, strict=True) if pair]))
+                pair_docs.append(np.full(len(pair_parts[-1]), position, dtype=np.int32))
+                pair_counts.append(terms.counts[is_pair])
             doc_ids.append(doc_id)
             lengths.append(terms.lengths)
-        fields = len(FIELDS)
         if not doc_ids:
-            empty = np.zeros(0, dtype=np.int32)
-            return cls(
-                [],
-                np.zeros(1, dtype=np.int64),
-                empty,
-                np.zeros((0, fields), dtype=np.uint16),
-                np.zeros(0, dtype=np.int64),
-                np.zeros((0, fields), dtype=np.float32),
-                settings,
-            )
+            empty = {**dict.fromkeys(cls.PARTS, b""), "offsets": np.zeros(1, dtype=np.int64).tobytes()}
+            return cls.from_parts(empty, settings)
         all_ids = np.concatenate(ids_parts)
         order = np.argsort(all_ids, kind="stable")
-        offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(all_ids, minlength=len(vocabulary)), out=offsets[1:])
+        sizes = np.bincount(all_ids, minlength=len(vocabulary))
+        all_docs, all_counts = np.concatenate(docs_parts)[order], np.concatenate(count_parts)[order]
+        del ids_parts, docs_parts, count_parts, all_ids, order  # memory is at its peak here: free what is done with
+        keys = np.zeros(0, dtype=np.uint64)
+        if pair_parts:
+            keys, pair_sizes, docs, counts = _pair_postings(
+                np.concatenate(pair_parts), np.concatenate(pair_docs), np.concatenate(pair_counts)
+            )
+            del pair_parts, pair_docs, pair_counts
+            sizes = np.concatenate([sizes, pair_sizes])
+            all_docs, all_counts = np.concatenate([all_docs, docs]), np.concatenate([all_counts, counts])
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
         return cls(
             vocabulary,
             offsets,
-            np.concatenate(docs_parts)[order],
-            np.concatenate(count_parts)[order],
+            all_docs,
+            all_counts,
             np.array(doc_ids, dtype=np.int64),
             np.vstack(lengths).astype(np.float32),
             settings,
+            keys,
         )
+
+    #: The names of :meth:`to_parts`'s byte strings.
+    PARTS = ("vocabulary", "pair_keys", "offsets", "postings", "counts", "doc_ids", "lengths")
 
     def to_parts(self) -> dict[str, bytes]:
         """The ranker as named byte strings, to store (see :meth:`from_parts`)."""
         return {
             "vocabulary": "\n".join(self.vocabulary).encode("utf-8"),
+            "pair_keys": self.pair_keys.astype(np.uint64).tobytes(),
             "offsets": self.offsets.astype(np.int64).tobytes(),
             "postings": self.postings.astype(np.int32).tobytes(),
             "counts": self.counts.astype(np.uint16).tobytes(),
@@ -233,16 +311,18 @@ class LexicalRanker:
         fields = len(FIELDS)
         text = parts["vocabulary"].decode("utf-8")
         vocabulary = text.split("\n") if text else []
+        keys = np.frombuffer(parts.get("pair_keys", b""), dtype=np.uint64)
         offsets = np.frombuffer(parts["offsets"], dtype=np.int64)
         postings = np.frombuffer(parts["postings"], dtype=np.int32)
         counts = np.frombuffer(parts["counts"], dtype=np.uint16).reshape(-1, fields)
         doc_ids = np.frombuffer(parts["doc_ids"], dtype=np.int64)
         lengths = np.frombuffer(parts["lengths"], dtype=np.float32).reshape(-1, fields)
-        if len(offsets) != len(vocabulary) + 1 or offsets[-1] != len(postings) or len(counts) != len(postings):
+        terms_count = len(vocabulary) + len(keys)
+        if len(offsets) != terms_count + 1 or offsets[-1] != len(postings) or len(counts) != len(postings):
             raise ValueError("inconsistent ranker snapshot")
         if len(lengths) != len(doc_ids) or (len(postings) and postings.max() >= len(doc_ids)):
             raise ValueError("inconsistent ranker snapshot")
-        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings)
+        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings, keys)
 
     def _impacts(self) -> np.ndarray:
         """Each posting's BM25F weight: idf × saturated, length-normalised, field-weighted frequency."""
@@ -254,7 +334,10 @@ class LexicalRanker:
         frequency = np.zeros(len(self.postings), dtype=np.float32)
         scale = np.ones(len(self.postings), dtype=np.float32)
         if settings.identifier_b != 1.0:
-            compound = np.fromiter((not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary))
+            compound = np.zeros(len(self.offsets) - 1, dtype=bool)  # word pairs (after the vocabulary): False
+            compound[: len(self.vocabulary)] = np.fromiter(
+                (not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary)
+            )
             scale[np.repeat(compound, np.diff(self.offsets))] = settings.identifier_b
         for field in range(len(FIELDS)):
             weight = settings.weights[field]
@@ -307,17 +390,28 @@ class LexicalRanker:
 
     def _accumulate(self, weights: dict[str, float], impacts: np.ndarray) -> np.ndarray:
         scores = np.zeros(len(self.doc_ids), dtype=np.float32)
-        for term, weight in weights.items():
-            slot = self.term_ids.get(term)
+        terms = list(weights)
+        for term, slot in zip(terms, self.slots(terms), strict=True):
             if slot is None:
                 continue
             start, end = self.offsets[slot], self.offsets[slot + 1]
-            scores[self.postings[start:end]] += weight * impacts[start:end]
+            scores[self.postings[start:end]] += weights[term] * impacts[start:end]
         return scores
+
+    def slots(self, terms: Sequence[str]) -> list[int | None]:
+        """Each term's row in the posting arrays (``None`` when no page holds it); word pairs by their keys."""
+        found: list[int | None] = [self.term_ids.get(term) for term in terms]
+        pairs = [i for i, term in enumerate(terms) if PAIR_JOINER in term]
+        if pairs and len(self.pair_keys):
+            keys = pair_keys([terms[i] for i in pairs])
+            where = np.minimum(np.searchsorted(self.pair_keys, keys), len(self.pair_keys) - 1)
+            for i, at, key in zip(pairs, where.tolist(), keys, strict=True):
+                found[i] = len(self.vocabulary) + at if self.pair_keys[at] == key else None
+        return found
 
     def share(self, term: str) -> float:
         """The share of pages that contain ``term`` (0 for an unknown term)."""
-        slot = self.term_ids.get(term)
+        slot = self.slots([term])[0]
         if slot is None or not len(self.doc_ids):
             return 0.0
         return float(self.offsets[slot + 1] - self.offsets[slot]) / len(self.doc_ids)

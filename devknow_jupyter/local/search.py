@@ -91,9 +91,9 @@ class PageSearch:
             mask = (self.origins == origin) if mask is None else mask & (self.origins == origin)
         return mask
 
-    def scores(self, query_text: str, tokens: tuple[str, ...]) -> np.ndarray:
+    def scores(self, query_text: str, tokens: tuple[str, ...], pairs: tuple[str, ...] = ()) -> np.ndarray:
         """Every page's score: lexical, or lexical and dense fused (each scaled to 0..1 first)."""
-        lexical = self.ranker.scores(query_weights(tokens, self.ranker.settings))
+        lexical = self.ranker.scores(query_weights(tokens, self.ranker.settings, pairs))
         if self.dense is None:
             return lexical
         model, vectors = self.dense
@@ -112,7 +112,7 @@ class PageSearch:
         parsed = ranking_query(query)
         if not parsed.tokens or limit <= 0 or not len(self.ranker):
             return SearchOutcome([], parsed.text, [NO_MATCH] if parsed.tokens else [])
-        scores = self.scores(parsed.text, parsed.tokens)
+        scores = self.scores(parsed.text, parsed.tokens, parsed.pairs)
         positions = self.ranker.top(scores, limit, self.allowed(source, origin))
         doc_ids = [int(self.ranker.doc_ids[position]) for position in positions]
         notices = []

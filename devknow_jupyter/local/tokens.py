@@ -17,11 +17,37 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import pairwise
 
-__all__ = ["STEM_MARK", "is_compound", "split_identifier", "stem", "tokens", "word_tokens"]
+__all__ = [
+    "PAIR_JOINER",
+    "STEM_MARK",
+    "STOPWORDS",
+    "is_compound",
+    "split_identifier",
+    "stem",
+    "tokens",
+    "word_pairs",
+    "word_tokens",
+]
 
 #: Prefix of a stemmed form, so that it never collides with a token as written.
 STEM_MARK = "~"
+#: Joins the two words of a word pair (``command line``): no token holds a space, so pairs never collide.
+PAIR_JOINER = " "
+
+# Question words and glue words. Not dropped on purpose: words that name things in developer docs
+# ("go", "new", "get", "set", "key", "use", "run", "test", "not", "null", "all", "first", "last").
+_STOPWORD_TEXT = """
+    a about above after again against am an and any are as at be because been before being below between
+    both but by can could did do does doing done down during each either else ever few for from further
+    had has have having he her here hers herself him himself his how however i if in into is it its itself
+    just let me might more most must my myself no nor of off on once only or other our ours ourselves out
+    over own please same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very via was we were what when where which while
+    who whom why will with within without would you your yours yourself yourselves s t
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 # An identifier-like run: word characters joined by . / - :: and optionally ending in <...> or ?.
 # "Future<void>", "Map<String, dynamic>" (no spaces inside, up to 40 chars), "String?".
@@ -95,6 +121,19 @@ def _emit_cached(run: str) -> tuple[str, ...]:
 def word_tokens(text: str) -> list[str]:
     """Only the plain lower-case words of ``text`` (what the weak-match check counts)."""
     return [part for match in _RUN.finditer(text or "") for part in split_identifier(match.group(0))]
+
+
+def word_pairs(text: str) -> list[str]:
+    """Each pair of neighbouring content words of ``text`` (stopwords skipped), joined by ``PAIR_JOINER``:
+    ``"run a command line tool"`` -> ``["run command", "command line", "line tool"]``."""
+    words: list[str] = []
+    for run in _RUN.findall(text or ""):
+        if run.isascii() and run.isalnum() and run.islower():  # most prose: one word, nothing to split
+            if run not in STOPWORDS:
+                words.append(run)
+        else:
+            words.extend(word for word in split_identifier(run) if word not in STOPWORDS)
+    return [f"{first}{PAIR_JOINER}{second}" for first, second in pairwise(words) if first != second]
 
 
 _SUFFIXES = (

@@ -127,56 +127,79 @@ def build(
     recipes = [_resolve(spec, repos) for spec in sources]
     if not recipes:
         raise ConfigurationError("Nothing to build.", hint="Name recipes (devknow pack recipes) or folders.")
-    pack_name = name or output.stem
     partial = output.with_name(output.name + ".partial")
     partial.unlink(missing_ok=True)
-    manifest: dict[str, Any] = {"format": PACK_FORMAT, "name": pack_name, "sources": []}
-    report = PackReport(output, manifest)
+    report = PackReport(output, {"format": PACK_FORMAT, "name": name or output.stem, "sources": []})
     index = LocalIndex(partial, semantic=False)
     try:
         for recipe in recipes:
-            try:
-                with checkout(recipe) as (folder, commit):
-                    pages = _read(recipe, folder, progress)
-                    added = index.add_documents(pages, origin=origin_of(pack_name, recipe.name))
-            except ConfigurationError as exc:
-                if not keep_going:
-                    raise
-                report.skipped.append(exc.message)
-                continue
-            manifest["sources"].append(
-                {
-                    "name": recipe.name,
-                    "title": recipe.title,
-                    "repository": _public(recipe) if recipe.name in repos else recipe.repository,
-                    "commit": commit,
-                    "license": recipe.license,
-                    "attribution": recipe.attribution,
-                    "pages": added.added + added.updated,
-                }
-            )
-        if not manifest["sources"]:
-            raise PackError("No source could be read: " + "; ".join(report.skipped or ["no pages"]))
-        manifest["built"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        manifest["devknow_jupyter"] = __version__
-        index.set_meta("pack_format", str(PACK_FORMAT))
-        index.set_meta("pack_manifest", json.dumps(manifest, sort_keys=True))
-        index.search("pack", 1)  # builds the ranker and stores it in the file
+            overridden = recipe.name in repos
+            _add_source(index, recipe, report, overridden=overridden, keep_going=keep_going, progress=progress)
+        _seal(index, report)
     except BaseException:
         index.close()
         _unlink(partial)
         raise
     index.close()
-    db = sqlite3.connect(partial, isolation_level=None)
+    _compact(partial)
+    os.replace(partial, output)
+    report.size_bytes = output.stat().st_size
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _add_source(
+    index: LocalIndex,
+    recipe: Recipe,
+    report: PackReport,
+    *,
+    overridden: bool,
+    keep_going: bool,
+    progress: Progress | None,
+) -> None:
+    """Read one source into ``index`` and list it in the manifest; with ``keep_going`` a source that cannot be
+    fetched is noted in ``report.skipped`` instead. ``overridden``: read from another copy of its repository."""
+    try:
+        with checkout(recipe) as (folder, commit):
+            pages = _read(recipe, folder, progress)
+            added = index.add_documents(pages, origin=origin_of(report.manifest["name"], recipe.name))
+    except ConfigurationError as exc:
+        if not keep_going:
+            raise
+        report.skipped.append(exc.message)
+        return
+    report.manifest["sources"].append(
+        {
+            "name": recipe.name,
+            "title": recipe.title,
+            "repository": _public(recipe) if overridden else recipe.repository,
+            "commit": commit,
+            "license": recipe.license,
+            "attribution": recipe.attribution,
+            "pages": added.added + added.updated,
+        }
+    )
+
+
+def _seal(index: LocalIndex, report: PackReport) -> None:
+    """Write the manifest into the pack and build its ranker (stored in the file); a pack of no source fails."""
+    manifest = report.manifest
+    if not manifest["sources"]:
+        raise PackError("No source could be read: " + "; ".join(report.skipped or ["no pages"]))
+    manifest["built"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    manifest["devknow_jupyter"] = __version__
+    index.set_meta("pack_format", str(PACK_FORMAT))
+    index.set_meta("pack_manifest", json.dumps(manifest, sort_keys=True))
+    index.search("pack", 1)  # builds the ranker and stores it in the file
+
+
+def _compact(path: Path) -> None:
+    db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, readable read-only anywhere
         db.execute("VACUUM")
     finally:
         db.close()
-    os.replace(partial, output)
-    report.size_bytes = output.stat().st_size
-    report.seconds = time.perf_counter() - started
-    return report
 
 
 def _env_repos() -> dict[str, str]:

@@ -202,22 +202,7 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     include = tuple(get("files", "include", list, required=True))
     if not include:
         raise RecipeError(f"{where}: files.include is empty")
-    generated = []
-    for number, item in enumerate(data.get("generated", []), 1):
-        if not isinstance(item, dict) or not isinstance(item.get("file"), str) or "{id}" not in str(item.get("url")):
-            raise RecipeError(f"{where}: [[generated]] #{number} needs a file and a url holding {{id}}")
-        generated.append(
-            Generated(
-                file=item["file"],
-                url=item["url"],
-                id_field=str(item.get("id", "id")),
-                title=str(item.get("title", "{id}")),
-                description=str(item.get("description", "")),
-                body_fields=tuple(item.get("body", ["documentation"])),
-                where=dict(item.get("where", {})),
-                where_not=dict(item.get("where_not", {})),
-            )
-        )
+    generated = _parse_generated(data, where)
     return Recipe(
         name=name,
         title=get("", "title", str, name),
@@ -237,12 +222,33 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
         min_chars=get("cleanup", "min_chars", int, 80),
         skip_front_matter=dict(get("files", "skip_front_matter", dict, {})),
         variables={str(key): str(value) for key, value in get("", "variables", dict, {}).items()},
-        generated=tuple(generated),
+        generated=generated,
         license=get("license", "spdx", str, required=True),
         attribution=get("license", "attribution", str, required=True),
         unverified=get("", "unverified", str, ""),
         path=where,
     )
+
+
+def _parse_generated(data: dict[str, Any], where: str) -> tuple[Generated, ...]:
+    """The recipe's ``[[generated]]`` tables: pages made from a data file, one per record."""
+    generated = []
+    for number, item in enumerate(data.get("generated", []), 1):
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str) or "{id}" not in str(item.get("url")):
+            raise RecipeError(f"{where}: [[generated]] #{number} needs a file and a url holding {{id}}")
+        generated.append(
+            Generated(
+                file=item["file"],
+                url=item["url"],
+                id_field=str(item.get("id", "id")),
+                title=str(item.get("title", "{id}")),
+                description=str(item.get("description", "")),
+                body_fields=tuple(item.get("body", ["documentation"])),
+                where=dict(item.get("where", {})),
+                where_not=dict(item.get("where_not", {})),
+            )
+        )
+    return tuple(generated)
 
 
 def _field(table: str, key: str) -> str:

@@ -3,7 +3,7 @@
 * :mod:`.markdown`: :func:`render_markdown`, :func:`sanitize_html`, :func:`safe_markdown` (no widgets).
 * :mod:`.static`: HTML / Markdown / plain-text views of each result type (the static twin).
 * :mod:`.widgets`: :class:`HitList`, :class:`HitView`, :class:`DocumentView`, :class:`DocumentsView`,
-  :class:`AnswerView`, :class:`DocumentToggle`, :func:`view_for` (imports ipywidgets).
+  :class:`AnswerView`: one anywidget model per output, with ``esm/results.js`` (imports ipywidgets, anywidget).
 * :mod:`.style`: the CSS, scoped to ``.devknow`` and following JupyterLab's theme variables.
 
 Names are imported on first use, so ``import devknow_jupyter.render`` loads neither markdown, pygments,
@@ -17,7 +17,6 @@ from typing import Any
 
 __all__ = [
     "AnswerView",
-    "DocumentToggle",
     "DocumentView",
     "DocumentsView",
     "HitList",
@@ -37,12 +36,11 @@ _LAZY = {
     "sanitize_html": ".markdown",
     "style_block": ".style",
     "AnswerView": ".widgets",
-    "DocumentToggle": ".widgets",
     "DocumentView": ".widgets",
     "DocumentsView": ".widgets",
     "HitList": ".widgets",
     "HitView": ".widgets",
-    "view_for": ".widgets",
+    "view_for": ".views",
 }
 
 

@@ -60,8 +60,6 @@ CSS = f"""
 .devknow {{ color: {_FG}; font-family: var(--jp-content-font-family, system-ui, -apple-system, "Segoe UI",
   Roboto, sans-serif); font-size: var(--jp-content-font-size1, 14px); line-height: 1.5; white-space: normal;
   overflow-wrap: break-word; max-width: 100%; }}
-/* ipywidgets' HTML box grows to its widest line; let ours shrink, so wide code scrolls rather than being cut. */
-.widget-html-content:has(> .devknow) {{ min-width: 0; }}
 .devknow a {{ color: {_LINK}; text-decoration: none; }}
 .devknow a:hover {{ text-decoration: underline; }}
 .devknow-header {{ color: {_MUTED}; font-size: 0.9em; margin: 0 0 0.4em 0; }}
@@ -69,10 +67,6 @@ CSS = f"""
 .devknow-notice {{ font-size: 0.9em; margin: 0.2em 0; padding: 0.2em 0.6em; border-left: 3px solid
   var(--jp-warn-color1, #e0a030); }}
 .devknow-hit {{ padding: 0.5em 0; border-bottom: 1px solid {_BORDER}; }}
-.devknow-hit-widget {{ border-bottom: 1px solid {_BORDER}; padding-bottom: 0.4em; margin-bottom: 0.2em; }}
-.devknow-hit-widget .devknow-hit {{ border-bottom: none; }}
-.devknow-opened:not(:empty) {{ border-left: 3px solid var(--jp-brand-color1, #2f8fc4); padding-left: 0.8em;
-  margin: 0.3em 0 0.5em 0; box-sizing: border-box; }}
 .devknow-hit-title {{ font-size: 1.08em; font-weight: 600; }}
 .devknow-meta {{ color: {_MUTED}; font-family: {_CODE_FONT}; font-size: 0.8em; }}
 .devknow-chunk {{ margin-top: 0.3em; }}
@@ -80,7 +74,6 @@ CSS = f"""
   -webkit-mask-image: linear-gradient(to bottom, #000 calc(100% - 3em), rgba(0, 0, 0, 0.15));
   mask-image: linear-gradient(to bottom, #000 calc(100% - 3em), rgba(0, 0, 0, 0.15)); }}
 .devknow-clamped .devknow-more {{ display: none; }}
-.devknow-hit-open .devknow-chunk {{ display: none; }}
 .devknow-nobr {{ white-space: nowrap; }}
 .devknow-doc-title {{ font-size: 1.3em; font-weight: 600; margin: 0.2em 0; }}
 .devknow-description {{ color: {_MUTED}; margin: 0.1em 0 0.4em 0; }}

@@ -172,18 +172,7 @@ class _Writer:
             elif kind in ("em_open", "em_close", "strong_open", "strong_close", "s_open", "s_close"):
                 piece = token.markup
             elif kind == "link_open":
-                end = i + 1
-                while end < len(tokens) and tokens[end].type != "link_close":
-                    end += 1
-                href = str(token.attrs.get("href") or "")
-                target = self.url(href)
-                inner = tokens[i + 1 : end]
-                if token.markup == "autolink" and target and "&" not in target and _plain(inner) == href:
-                    piece = f"<{target}>"  # an autolink stays one (its text is its URL)
-                else:
-                    label = self.inline(inner, in_table=in_table)
-                    piece = f"[{label}]({target + _title(token.attrs) if target else '#'})"
-                i = end
+                piece, i = self._link(tokens, i, in_table=in_table)
             elif kind == "image":
                 alt = escape_text(" ".join(_plain(token.children or []).split()))
                 target = self.url(str(token.attrs.get("src") or ""))
@@ -197,6 +186,20 @@ class _Writer:
                 at_start = False
             i += 1
         return "".join(out).rstrip(" ")
+
+    def _link(self, tokens: list[Any], i: int, *, in_table: bool) -> tuple[str, int]:
+        """The link opened at ``tokens[i]``, written out, and the index of its ``link_close``."""
+        token = tokens[i]
+        end = i + 1
+        while end < len(tokens) and tokens[end].type != "link_close":
+            end += 1
+        href = str(token.attrs.get("href") or "")
+        target = self.url(href)
+        inner = tokens[i + 1 : end]
+        if token.markup == "autolink" and target and "&" not in target and _plain(inner) == href:
+            return f"<{target}>", end  # an autolink stays one (its text is its URL)
+        label = self.inline(inner, in_table=in_table)
+        return f"[{label}]({target + _title(token.attrs) if target else '#'})", end
 
     # -- blocks ---------------------------------------------------------------------------------------
     # The block tokens are walked by index: ``self._end[i]`` is the index of the token closing token i.

@@ -36,7 +36,7 @@ class View:
     """What every view makes of its result; subclasses implement each method for their type."""
 
     def widget(self, obj: Any, *, options: DisplayOptions, actions: ResultActions | None) -> Any:
-        """The live ipywidgets view (needs ipywidgets)."""
+        """The live view: one anywidget model (needs ipywidgets and anywidget)."""
         raise NotImplementedError
 
     def html(self, obj: Any, options: DisplayOptions) -> str:
@@ -79,8 +79,8 @@ def view_for(obj: Any) -> View | None:
 
 
 def widget_for(obj: Any, *, options: DisplayOptions | None = None, actions: Any = None) -> Any:
-    """The live ipywidgets view of ``obj`` (None when its type has no view); its buttons act through
-    ``actions`` (a ResultActions or a client; None disables them)."""
+    """The live view of ``obj`` (None when its type has no view): one anywidget model whose Open and More
+    act through ``actions`` (a ResultActions or a client; None disables them)."""
     from .actions import as_actions
     from .settings import options as shared
 
@@ -149,7 +149,7 @@ class ChunkView(View):
     def widget(self, obj: DocumentChunk, *, options: DisplayOptions, actions: ResultActions | None) -> Any:
         from .widgets import HitView
 
-        return HitView(obj, actions=actions, options=options, style=True)
+        return HitView(obj, actions=actions, options=options)
 
     def html(self, obj: DocumentChunk, options: DisplayOptions) -> str:
         return static.page(static.hit_html(obj, max_chars=_limit(options)), "devknow-hit")

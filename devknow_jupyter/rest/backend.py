@@ -18,11 +18,16 @@ from __future__ import annotations
 import copy
 import logging
 import threading
+import time
 from typing import Any
 
 from ..errors import ConfigurationError, DevKnowError, DocumentNotFoundError, ToolError, redact, register_secret
 from ..models import Document, Documents
 from ..tools import tool_definitions
+from ..transport.budget import CallBudget
+from ..transport.decode import MAX_REPLY_BYTES
+from ..transport.retry import RetryPolicy, parse_retry_after
+from .bounded import BoundedAdapter, bounded_call, current_budget
 from .errors import api_failure, network_failure
 
 __all__ = ["DEFAULT_REST_ENDPOINT", "MAX_PAGE_SIZE", "REST_EXTRA_HINT", "RestBackend", "rest_available"]
@@ -98,6 +103,10 @@ class RestBackend:
         access_token: An OAuth bearer token, instead of a key.
         headers: More headers for every call, such as ``X-Goog-User-Project`` (the project to bill).
         credential_source: Where the key came from ("DEVKNOW_API_KEY"), for error messages; never the key.
+        timeout: Seconds one tool call may take in all: every request it makes (a batch split in halves
+            makes several), retries and their waits, and reading each reply, as in the MCP transport.
+        max_reply_bytes: The largest reply body read; a larger one is a ``ProtocolError``, read no further
+            and not asked again. ``None``: no limit.
     """
 
     kind = "remote"
@@ -112,6 +121,9 @@ class RestBackend:
         headers: dict[str, str] | None = None,
         timeout: float = 30.0,
         credential_source: str | None = None,
+        connect_timeout: float = 10.0,
+        max_reply_bytes: int | None = MAX_REPLY_BYTES,
+        retry: RetryPolicy | None = None,
     ) -> None:
         try:
             from google.auth.credentials import AnonymousCredentials
@@ -141,6 +153,14 @@ class RestBackend:
         # Credentials go in as headers: anonymous credentials keep the library from looking for
         # Application Default Credentials (files, metadata server) on its own.
         transport = DeveloperKnowledgeRestTransport(host=self.endpoint, credentials=AnonymousCredentials())
+        # Under the generated code, which reads every body whole with a per-read timeout only (see .bounded).
+        adapter = BoundedAdapter(max_reply_bytes, connect_timeout)
+        for prefix in ("http://", "https://"):
+            transport._session.mount(prefix, adapter)
+        # google-auth would answer a 401 by refreshing the credentials, which anonymous ones can't do
+        # (InvalidOperation, not the service's refusal): the 401 is the answer.
+        transport._session._refresh_status_codes = ()
+        self.retry = retry or RetryPolicy()
         self._client = DeveloperKnowledgeClient(transport=transport)
         self._metadata = tuple(metadata)
         self._lock = threading.Lock()
@@ -155,12 +175,13 @@ class RestBackend:
         """Call tool ``name`` through the matching REST method and return the tool's result shape."""
         if self._closed:
             raise ConfigurationError("This REST connection is closed; create a new client.")
-        if name == "search_documents":
-            return self._search(arguments)
-        if name == "get_documents":
-            return self._get_documents([str(item) for item in arguments.get("names") or []])
-        if name == "answer_query":
-            return self._answer(arguments)
+        with bounded_call(CallBudget(self.timeout, self.endpoint)):  # one deadline for all the call's requests
+            if name == "search_documents":
+                return self._search(arguments)
+            if name == "get_documents":
+                return self._get_documents([str(item) for item in arguments.get("names") or []])
+            if name == "answer_query":
+                return self._answer(arguments)
         known = ", ".join(self.tool_names())
         raise ToolError(f"Unknown tool {name!r}; the REST backend offers {known}.", tool=name)
 
@@ -246,19 +267,46 @@ class RestBackend:
     # -- calls and failures -----------------------------------------------------------------------
 
     def _invoke(self, tool: str, method: Any, request: dict[str, Any]) -> Any:
+        """One REST method call with the MCP transport's retries (a connection that never opened, 502/503/504,
+        a 429 of search or get), all within the call's deadline: a retry whose wait would end past it is not
+        made, and the last failure is the answer."""
         from google.api_core import exceptions as google_errors
 
-        try:
-            # No library retries: quota and outages are reported at once, and the caller decides.
-            return method(request=request, metadata=self._metadata, retry=None, timeout=self.timeout)
-        except google_errors.GoogleAPICallError as exc:
-            raise self._failure(exc, tool) from None
-        except DevKnowError:
-            raise
-        except Exception as exc:  # requests' and google-auth's network failures
-            if _is_network_error(exc):
-                raise network_failure(exc, endpoint=self.endpoint, timeout=self.timeout) from None
-            raise
+        budget = current_budget() or CallBudget(self.timeout, self.endpoint)
+        attempt = 1
+        while True:
+            budget.check()
+            try:
+                # The library's own retries are off: these are ours, bounded by the deadline.
+                return method(request=request, metadata=self._metadata, retry=None, timeout=budget.remaining())
+            except google_errors.GoogleAPICallError as exc:
+                failure = self._failure(exc, tool)
+                status = int(exc.code) if isinstance(exc.code, int) else 500
+                wait = self._retry_wait(attempt, status, tool, failure, exc)
+            except DevKnowError:
+                raise
+            except Exception as exc:  # requests' and google-auth's network failures
+                if not _is_network_error(exc):
+                    raise
+                if budget.remaining() <= 0:
+                    raise budget.expired() from None
+                failure = network_failure(exc, endpoint=self.endpoint, timeout=self.timeout)
+                wait = self.retry.delay(attempt) if _never_connected(exc) and self.retry.may_retry(attempt) else None
+            if wait is None or not budget.allows_wait(wait):
+                raise failure from None
+            time.sleep(wait)  # interruptible: Ctrl-C during a backoff stops the call
+            attempt += 1
+
+    def _retry_wait(self, attempt: int, status: int, tool: str, failure: DevKnowError, exc: Any) -> float | None:
+        """Seconds to wait before trying a failed request again (the reply's RetryInfo or ``Retry-After``, else
+        the backoff), or None for no retry."""
+        if not self.retry.retries_status(status, tool) or not self.retry.may_retry(attempt):
+            return None
+        asked = getattr(failure, "retry_after", None)
+        if asked is None:
+            response = getattr(exc, "response", None)
+            asked = parse_retry_after(response.headers.get("Retry-After") if response is not None else None)
+        return self.retry.delay(attempt, asked)
 
     def _failure(self, exc: Any, tool: str) -> DevKnowError:
         response = getattr(exc, "response", None)
@@ -290,6 +338,20 @@ def _pick(item: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
 def _to_json(message: Any) -> dict[str, Any]:
     """A proto-plus message as the service's JSON (camelCase names, enums by name)."""
     return type(message).to_dict(message, preserving_proto_field_name=False, use_integers_for_enums=False)
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """A connection that never opened (refused, unreachable, no connection in time): the request did not go
+    out, so trying again is safe. Not a TLS verdict, and not a reply cut short."""
+    from requests.exceptions import ConnectionError, ConnectTimeout, SSLError
+    from urllib3.exceptions import NewConnectionError
+
+    if isinstance(exc, SSLError):
+        return False
+    if isinstance(exc, ConnectTimeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if isinstance(exc, ConnectionError) and exc.args else None
+    return isinstance(reason, NewConnectionError)
 
 
 def _is_network_error(exc: BaseException) -> bool:

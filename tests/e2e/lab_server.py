@@ -115,8 +115,9 @@ class LabServer:
 
 
 def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, service: dict[str, str] | None = None,
-              extra_args: tuple[str, ...] = (), deadline: float = 60.0) -> LabServer:
-    """Start JupyterLab serving ``root`` on a free loopback port, with all its state under ``state``.
+              extra_args: tuple[str, ...] = (), deadline: float = 60.0, app: str = "lab") -> LabServer:
+    """Start JupyterLab (``app="notebook"``: Notebook 7) serving ``root`` on a free loopback port, with all its
+    state under ``state``.
 
     The key and endpoint variables of ``env`` are dropped (the page must never reach a live service);
     ``service`` sets them again for a test service on 127.0.0.1. ``extra_args`` go to JupyterLab as they are.
@@ -138,24 +139,29 @@ def start_lab(root: Path, state: Path, *, env: dict[str, str] | None = None, ser
         JUPYTER_RUNTIME_DIR=str(state / "runtime"),
         JUPYTER_PLATFORM_DIRS="1",
     )
+    # Notebook 7 is JupyterLab's application server too, with its own app class (no news, no update check).
+    frontend = "JupyterNotebookApp" if app == "notebook" else "LabApp"
     args = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        "notebook" if app == "notebook" else "jupyterlab",
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-        f"--LabApp.user_settings_dir={state / 'settings'}",
-        f"--LabApp.workspaces_dir={state / 'workspaces'}",
-        "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly",
-        *extra_args,
+        f"--{frontend}.user_settings_dir={state / 'settings'}",
+        f"--{frontend}.workspaces_dir={state / 'workspaces'}",
+        f"--{frontend}.expose_app_in_browser=True",
     ]
+    if app != "notebook":
+        args += [
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+        ]
+    args += extra_args
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--ServerApp.allow_root=True")  # CI containers run as root
     log_path = state / "jupyterlab.log"

@@ -1,16 +1,16 @@
 """The explorer (``%devknow explore``) in a real JupyterLab, driven with the keyboard in headless Chromium.
 
 A notebook with ``%load_ext devknow_jupyter``, ``%devknow explore`` and a Markdown cell below runs with no
-key and no network (the offline index). In the explorer each test types a query into the search box and
-presses Enter, then:
+key and no network (the offline index). The explorer is one anywidget model whose ES module handles the
+keys in the browser. In it each test types a query into the search box and presses Enter, then:
 
 * Tab reaches the hits, Tab again the second one, Enter opens it: the page's heading renders beside the
-  list, its contents link jumps to a heading, Back shows the search again without a request.
-* With the pointer over the hits (as a user points at the list), ArrowDown, ArrowDown, Enter opens the
-  second hit, ArrowUp moves the highlight back and Enter opens the first; the notebook's active cell stays
-  the explorer's (JupyterLab's "select cell below/above" shortcuts did not fire).
-* With ipyevents' labextension disabled (a frontend without it), Tab/Enter still open a hit and no error
-  shows.
+  list, its contents link jumps to a heading, Back shows the search again without a request, and "More
+  hits" adds the next page of hits (the offline index pages).
+* ArrowDown from the search box goes to the hits, ArrowDown again to the second, Enter opens it; with the
+  pointer elsewhere (the keys follow the focus, not the pointer) ArrowUp moves the highlight back and Enter
+  opens the first; the notebook's active cell stays the explorer's (JupyterLab's "select cell below/above"
+  shortcuts did not fire). A click on the explorer's blank space gives it the keys too.
 
 No request leaves 127.0.0.1. Screenshots go to ``test-artifacts/e2e/explorer-*.png``.
 """
@@ -48,7 +48,9 @@ TEXT = [
 ]
 
 
-def _start(tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] = CELLS) -> LabServer:
+def _start(
+    tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] = CELLS, extra_args: tuple[str, ...] = ()
+) -> LabServer:
     """JupyterLab serving a notebook of ``cells`` (one opens the explorer), with the labextensions ``disabled`` off.
 
     The notebook is ``tmp_path/root/explorer.ipynb``.
@@ -73,23 +75,13 @@ def _start(tmp_path: Path, *, disabled: tuple[str, ...] = (), cells: list[str] =
         labconfig = state / "config" / "labconfig"
         labconfig.mkdir(parents=True)
         (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": dict.fromkeys(disabled, True)}))
-    return e2e.start_lab(root, state, env=env)
+    return e2e.start_lab(root, state, env=env, extra_args=extra_args)
 
 
 @pytest.fixture
 def explorer_lab(tmp_path: Path) -> Iterator[LabServer]:
     """JupyterLab serving a notebook that opens the explorer."""
     server = _start(tmp_path)
-    try:
-        yield server
-    finally:
-        assert server.shutdown() is not None, "JupyterLab did not stop"
-
-
-@pytest.fixture
-def lab_without_ipyevents(tmp_path: Path) -> Iterator[LabServer]:
-    """The same, with ipyevents' labextension disabled: a frontend that cannot load its widget."""
-    server = _start(tmp_path, disabled=("ipyevents",))
     try:
         yield server
     finally:
@@ -111,18 +103,8 @@ def test_explorer_search_with_enter_and_open_a_hit_with_the_keyboard(explorer_la
     _in_browser(explorer_lab, _drive)
 
 
-def test_arrow_keys_over_the_hits_move_and_enter_opens_without_moving_the_notebook(explorer_lab: LabServer) -> None:
+def test_arrow_keys_follow_the_focus_and_enter_opens_without_moving_the_notebook(explorer_lab: LabServer) -> None:
     _in_browser(explorer_lab, _drive_arrows)
-
-
-def test_without_the_ipyevents_frontend_tab_and_enter_still_open_a_hit(lab_without_ipyevents: LabServer) -> None:
-    # The widget manager logs (console only) that it cannot make the ipyevents models; nothing else may fail.
-    missing = _in_browser(lab_without_ipyevents, _drive_without_ipyevents, tolerated=_NO_IPYEVENTS)
-    assert missing, "ipyevents' frontend was not disabled: this test proves nothing"
-
-
-# The console error of JupyterLab's widget manager for a widget model whose frontend module is not there.
-_NO_IPYEVENTS = "No version of module ipyevents is registered"
 
 
 def _in_browser(
@@ -213,6 +195,17 @@ def _drive(page: Any, expect: Any, expected: dict[str, Any]) -> None:
     expect(app.locator(".dkx-status")).to_contain_text("no request", timeout=LONG)
     expect(app.locator(".dkx-title")).to_have_text("")
 
+    # The offline index pages: "More hits" adds the next page under the first (same hits first).
+    hits = app.locator(".dkx-hit-list button")
+    first_page = hits.all_text_contents()
+    more = app.locator(".dkx-more")
+    expect(more).to_be_visible()
+    more.click()
+    expect(hits).to_have_count(2 * len(first_page), timeout=LONG)
+    assert hits.all_text_contents()[: len(first_page)] == first_page
+    expect(hits.nth(len(first_page))).to_contain_text(f"{len(first_page) + 1}. ")
+    expect(app.locator(".dkx-status")).to_contain_text(f"{2 * len(first_page)} hits for", timeout=LONG)
+
 
 def _assert_readable(page: Any, theme: str) -> None:
     rows = page.evaluate(_CONTRAST, TEXT)
@@ -226,16 +219,19 @@ def _assert_readable(page: Any, theme: str) -> None:
 def _drive_arrows(page: Any, expect: Any, expected: dict[str, Any]) -> None:
     app = page.locator(".jp-OutputArea-output .devknow-explorer")
     hits = app.locator(".dkx-hit-list button")
-    # Point at the hit list, as a user does before pressing keys there (ipyevents listens while it is hovered).
-    app.locator(".dkx-hits").hover()
-    expect(app.locator(".dkx-hits.ipyevents-watched")).to_have_count(1, timeout=LONG)
+    active = app.locator(".dkx-hit-list button.mod-active")
     explorer_cell = page.evaluate(_ACTIVE_CELL)
     assert explorer_cell == CELLS.index("%devknow explore")
+    # The search's status line comes after its hits; a preview is not shown over a request's spinner.
+    expect(app.locator(".dkx-status")).to_contain_text(f"hits for “{QUERY}”", timeout=LONG)
 
+    # The focus is in the search box (the search was typed there): ArrowDown goes to the first hit.
+    page.mouse.move(2, 2)  # the pointer far from the list: keys follow the focus
     page.keyboard.press("ArrowDown")
-    expect(app.locator(".dkx-hit-list button.mod-active")).to_contain_text("1. ", timeout=LONG)
+    expect(active).to_contain_text("1. ", timeout=LONG)
     page.keyboard.press("ArrowDown")
-    expect(app.locator(".dkx-hit-list button.mod-active")).to_contain_text("2. ", timeout=LONG)
+    expect(active).to_contain_text("2. ", timeout=LONG)
+    assert page.evaluate("document.activeElement.textContent").startswith("2. ")
     expect(app.locator(".dkx-status")).to_contain_text("Hit 2 of", timeout=LONG)
     expect(app.locator(".dkx-title")).to_have_text("")  # moving opens nothing
     page.keyboard.press("Enter")
@@ -251,7 +247,7 @@ def _drive_arrows(page: Any, expect: Any, expected: dict[str, Any]) -> None:
 
     # ArrowUp moves the highlight back to the first hit (the second's page stays), Enter opens the first.
     page.keyboard.press("ArrowUp")
-    expect(app.locator(".dkx-hit-list button.mod-active")).to_contain_text("1. ", timeout=LONG)
+    expect(active).to_contain_text("1. ", timeout=LONG)
     expect(app.locator(".dkx-title .devknow-doc-title")).to_have_text(document.title)
     page.keyboard.press("Enter")
     first = expected["first"]
@@ -260,24 +256,14 @@ def _drive_arrows(page: Any, expect: Any, expected: dict[str, Any]) -> None:
     assert page.evaluate(_ACTIVE_CELL) == explorer_cell, "an arrow key moved the notebook's active cell"
     assert page.locator(".jp-Notebook .jp-Cell").nth(len(CELLS)).text_content().strip().startswith(BELOW)
 
-    # Pointer away from the list: keys are JupyterLab's again (ipyevents stops listening).
-    app.locator(".dkx-search input").hover()
-    expect(app.locator(".dkx-hits.ipyevents-watched")).to_have_count(0, timeout=LONG)
-
-
-def _drive_without_ipyevents(page: Any, expect: Any, expected: dict[str, Any]) -> None:
-    app = page.locator(".jp-OutputArea-output .devknow-explorer")
-    app.locator(".dkx-hits").hover()  # nothing listens: no ring, no error
-    expect(app.locator(".dkx-hits.ipyevents-watched")).to_have_count(0)
-    app.locator(".dkx-search input").click()
-    page.keyboard.press("Tab")
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.textContent").startswith("2. ")
-    page.keyboard.press("Enter")
-    document = expected["document"]
-    expect(app.locator(".dkx-title .devknow-doc-title")).to_have_text(document.title, timeout=LONG)
-    expect(app.locator(".dkx-page-box h1").first).to_contain_text(_first_heading(document), timeout=LONG)
-    expect(page.get_by_text("Error displaying widget")).to_have_count(0)
+    # A click on the explorer's blank space (the hit list's header) gives it the keys: End, then Enter.
+    app.locator(".dkx-hits-header").click()
+    assert page.evaluate("document.activeElement.classList.contains('devknow-explorer')")
+    page.keyboard.press("End")
+    count = hits.count()
+    expect(active).to_contain_text(f"{count}. ", timeout=LONG)
+    expect(app.locator(".dkx-status")).to_contain_text(f"Hit {count} of {count}", timeout=LONG)
+    assert page.evaluate(_ACTIVE_CELL) == explorer_cell, "End moved the notebook's active cell"
 
 
 def _first_heading(document: Any) -> str:

@@ -6,7 +6,7 @@ renders with its references; no widget errors in the console, no page errors, no
 127.0.0.1; text stays readable in the light and the dark theme. Screenshots go to
 ``test-artifacts/e2e/`` (git-ignored) for a look by eye.
 
-Selectors are kept loose on purpose (``.widget-button`` with the text "Open", headings by text): the
+Selectors are kept loose on purpose (``.dkv-open`` with the text "Open", headings by text): the
 display layer may change its markup without breaking the user's view, and so without breaking this.
 """
 
@@ -84,7 +84,7 @@ _TEXT_SELECTORS = [
     ".jp-OutputArea-output .devknow a",
     ".jp-OutputArea-output .devknow [class*='title']",
     ".jp-OutputArea-output .devknow [class*='meta']",
-    ".jp-OutputArea-output .widget-button",
+    ".jp-OutputArea-output .dkv-button",
 ]
 
 
@@ -152,7 +152,7 @@ def _drive(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
     # The hit list: one Open button per hit, titles of the hits shown.
     cell = page.locator(".jp-CodeCell", has=page.locator(".jp-InputArea-editor", has_text=SEARCH_CELL))
     output = cell.locator(".jp-OutputArea")
-    buttons = output.locator(".widget-button", has_text="Open")
+    buttons = output.locator(".dkv-open", has_text="Open")
     expect(buttons.first).to_be_visible(timeout=LONG)
     expect(buttons).to_have_count(len(expected["hits"]))
     expect(output).to_contain_text(expected["hits"][0].title.split(" › ")[0])
@@ -165,7 +165,7 @@ def _drive(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
     buttons.first.click()
     for text in new:
         expect(headings.filter(has_text=text).first).to_be_visible(timeout=LONG)
-    opened = output.locator(".widget-button", has_text="Close").first
+    opened = output.locator(".dkv-back", has_text="Back").first
     _shot(page, "02-opened-light", opened)
 
     # The answer and its references, each reference with its own Open button.
@@ -176,9 +176,9 @@ def _drive(page: Any, expect: Any, expected: dict[str, Any], url: str) -> None:
     for name in answer.references:
         slug = name.rsplit("/", 1)[-1]
         expect(answer_output.locator(f"a[href*='{slug}'], :text('{slug}')").first).to_be_attached(timeout=LONG)
-    expect(answer_output.locator(".widget-button", has_text="Open")).to_have_count(len(answer.references))
+    expect(answer_output.locator(".dkv-open", has_text="Open")).to_have_count(len(answer.references))
     _shot(page, "03-answer-light", answer_cell)
-    references = answer_output.locator(".widget-button", has_text="Open").first
+    references = answer_output.locator(".dkv-open", has_text="Open").first
     _shot(page, "04-references-light", references)
     _assert_readable(page, "light")
 

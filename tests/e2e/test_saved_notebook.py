@@ -103,7 +103,7 @@ def test_saved_quickstart_reopened_without_its_kernel_shows_every_result(lab: tu
 
         # Live: interactive widgets, no twin in their place.
         search = _cell(page, SEARCH_CELL)
-        expect(search.locator(".widget-button", has_text="Open").first).to_be_visible(timeout=LONG)
+        expect(search.locator(".dkv-open", has_text="Open").first).to_be_visible(timeout=LONG)
         expect(_cell(page, EXPLORE_CELL).locator(".devknow-explorer input").first).to_be_visible(timeout=LONG)
         assert page.locator(".jp-DevKnow-output").count() >= len(RESULT_CELLS)
         expect(page.locator(".jp-DevKnow-output.jp-mod-twin")).to_have_count(0)
@@ -209,7 +209,7 @@ def test_reload_while_the_kernel_runs_brings_the_live_widgets_back(lab: tuple[La
         page.wait_for_function(KERNEL_IDLE, timeout=LONG)
         for text in BROKEN:
             expect(page.get_by_text(text)).to_have_count(0)
-        expect(_cell(page, SEARCH_CELL).locator(".widget-button", has_text="Open").first).to_be_visible()
+        expect(_cell(page, SEARCH_CELL).locator(".dkv-open", has_text="Open").first).to_be_visible()
 
         # Run again, save, reload with the kernel still running: the widget manager restores the models
         # from the kernel, and the twins shown meanwhile give way to the live, clickable widgets.
@@ -219,12 +219,12 @@ def test_reload_while_the_kernel_runs_brings_the_live_widgets_back(lab: tuple[La
         page.reload()
         page.wait_for_function(KERNEL_IDLE, timeout=LONG)
         search = _cell(page, SEARCH_CELL)
-        expect(search.locator(".widget-button", has_text="Open").first).to_be_visible(timeout=LONG)
+        expect(search.locator(".dkv-open", has_text="Open").first).to_be_visible(timeout=LONG)
         expect(page.locator(".jp-DevKnow-output.jp-mod-twin")).to_have_count(0, timeout=LONG)
         for text in BROKEN:
             expect(page.get_by_text(text)).to_have_count(0)
-        search.locator(".widget-button", has_text="Open").first.click()
-        expect(search.locator(".widget-button", has_text="Close").first).to_be_visible(timeout=LONG)
+        search.locator(".dkv-open", has_text="Open").first.click()
+        expect(search.locator(".dkv-back", has_text="Back").first).to_be_visible(timeout=LONG)
     assert log.errors() == []
     assert log.page_errors == []
     assert log.outside == [], "the page went online"

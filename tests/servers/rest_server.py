@@ -385,6 +385,8 @@ class RestServer:
         refused = self._spend("answer")
         if refused:
             return refused
+        if body.get("filter"):  # checked (a bad one is refused as the service does); the answer stays the same
+            matches(str(body["filter"]), {"data_source": "", "update_time": ""})
         if self.corpus == "fixtures":  # like the MCP test server: the two best passages, each citing its page
             passages = [(doc, text.split("\n\n", 1)[-1]) for doc, _id, text in self._ranked(body["query"])[:2]]
             text = " ".join(passage for _doc, passage in passages)
