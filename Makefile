@@ -53,8 +53,11 @@ browser:
 lint: $(VENV)/.test-installed
 	$(PY) -m ruff check devknow_jupyter tests bench scripts
 
+# Two workers (pytest-xdist): each test file runs on one of them, the browser tests together (tests/conftest.py).
+# `make test TEST_WORKERS=0` runs everything in this one process.
+TEST_WORKERS ?= 2
 test: $(VENV)/.test-installed browser lint
-	$(PY) -m pytest
+	$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS))
 
 bench: $(VENV)/.test-installed
 	$(PY) -m bench

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .backend import Backend
     from .client import DevKnowClient
     from .render.actions import ResultActions
 
@@ -45,6 +46,9 @@ class Session:
         timeout: Seconds to wait for a reply.
         on_notices: Called with the client's one-line notices (e.g. "no API key set") when it is built;
             the magics show them as notes in the notebook.
+        backend: Makes the client's backend in place of ``endpoint`` (called at each build, since closing a
+            client closes its backend): e.g. ``lambda: StaticBackend(pages)`` from :mod:`devknow_jupyter.testing`,
+            so that tests of the magics need no server.
     """
 
     def __init__(
@@ -53,8 +57,10 @@ class Session:
         *,
         timeout: float = 30.0,
         on_notices: Callable[[list[str]], None] | None = None,
+        backend: Callable[[], Backend] | None = None,
     ) -> None:
         self._on_notices = on_notices
+        self._backend = backend
         self._endpoint = endpoint or None
         self._timeout = timeout
         self._api_key: str | None = None  # only a key typed at the prompt; env keys stay in the env
@@ -70,10 +76,17 @@ class Session:
         """True when a key was typed at the ``%devknow --api-key`` prompt."""
         return self._api_key is not None
 
-    def configure(self, *, endpoint: Any = _UNSET, timeout: Any = _UNSET, api_key: Any = _UNSET) -> bool:
-        """Change settings; closes the current client if any of them changed. Returns whether it did."""
+    def configure(
+        self, *, endpoint: Any = _UNSET, timeout: Any = _UNSET, api_key: Any = _UNSET, backend: Any = _UNSET
+    ) -> bool:
+        """Change settings; closes the current client if any of them changed. Returns whether it did.
+
+        ``backend`` (as in the constructor; None: from the endpoint again) takes the endpoint's place while set.
+        """
         with self._lock:
-            before = (self._endpoint, self._timeout, self._api_key)
+            before = (self._endpoint, self._timeout, self._api_key, self._backend)
+            if backend is not _UNSET:
+                self._backend = backend
             if endpoint is not _UNSET:
                 self._endpoint = endpoint or None
             if timeout is not _UNSET:
@@ -83,7 +96,7 @@ class Session:
 
                 register_secret(api_key)
                 self._api_key = api_key or None
-            if (self._endpoint, self._timeout, self._api_key) == before:
+            if (self._endpoint, self._timeout, self._api_key, self._backend) == before:
                 return False
             self._close_client()
             return True
@@ -94,7 +107,10 @@ class Session:
             if self._client is None:
                 from .client import DevKnowClient
 
-                client = DevKnowClient(self._endpoint, api_key=self._api_key, timeout=self._timeout, announce=False)
+                backend = self._backend() if self._backend is not None else None
+                client = DevKnowClient(
+                    self._endpoint, api_key=self._api_key, timeout=self._timeout, backend=backend, announce=False
+                )
                 self._client = client
                 if self._on_notices is not None and client.notices:
                     self._on_notices(list(client.notices))

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,7 +61,7 @@ class RunningServer:
     """A server subprocess: its URL, its call log, and how to stop it."""
 
     url: str
-    proc: subprocess.Popen
+    proc: Any  # a subprocess.Popen, or a tests.servers.forkserver.ForkedProcess
     log_path: Path
     calls_path: Path
     args: list[str] = field(default_factory=list)
@@ -74,14 +77,39 @@ class RunningServer:
         stop_process(self.proc)
 
 
+_fork_server: Any = None
+_fork_lock = threading.Lock()
+
+
+def _forked(options: list[str], log: Path, command: list[str]) -> Any:
+    """The server forked from the pre-imported fork server, or None where there is none (see start_sdk_server)."""
+    global _fork_server
+    if os.environ.get("DEVKNOW_TEST_FORK", "1") == "0" or not hasattr(os, "pidfd_open"):
+        return None
+    from tests.servers.forkserver import ForkServer
+
+    with _fork_lock:
+        if _fork_server is None:
+            _fork_server = ForkServer(ROOT)
+            atexit.register(_fork_server.close)
+        return _fork_server.start(options, log, command)
+
+
 def start_sdk_server(tmp_path: Path, *extra: str) -> RunningServer:
-    """Start ``tests/servers/sdk_server.py`` with ``extra`` arguments on a free port."""
+    """Start ``tests/servers/sdk_server.py`` with ``extra`` arguments on a free port.
+
+    Forked from a process that has imported the server already (``tests/servers/forkserver.py``: 2.5 s of CPU
+    less per server); ``DEVKNOW_TEST_FORK=0`` starts each one with ``python -m`` instead.
+    """
     port = free_port()
     log = tmp_path / f"server-{port}.log"
     calls = tmp_path / f"calls-{port}.jsonl"
-    args = [sys.executable, "-m", "tests.servers.sdk_server", "--port", str(port), "--log", str(calls), *extra]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    options = ["--port", str(port), "--log", str(calls), *extra]
+    args = [sys.executable, "-m", "tests.servers.sdk_server", *options]
+    proc = _forked(options, log, args)
+    if proc is None:
+        with log.open("wb") as out:
+            proc = subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     wait_for_port(port, proc, log)
     return RunningServer(f"http://127.0.0.1:{port}/mcp", proc, log, calls, args)
 
@@ -153,6 +181,24 @@ def ip() -> Iterator:
     InteractiveShell.clear_instance()
 
 
+@pytest.fixture
+def static_ip(ip) -> Iterator:
+    """``ip`` with the magics' session on the in-process StaticBackend over the fixture pages: no server, no
+    socket, for tests of what the magics show rather than of the wire. The backends built are in ``.backends``."""
+    from devknow_jupyter.testing import StaticBackend
+
+    documents = fixture_documents()
+    backends: list[StaticBackend] = []
+
+    def make() -> StaticBackend:
+        backends.append(StaticBackend(documents))
+        return backends[-1]
+
+    ip.magics_manager.registry["DevKnowMagics"].session.configure(backend=make)
+    ip.backends = backends
+    yield ip
+
+
 def fixture_documents() -> list[dict[str, str]]:
     """The fixture pages in the service's shape, read from their front matter (for the in-process backend)."""
     from devknow_jupyter.local.frontmatter import split_front_matter
@@ -163,3 +209,25 @@ def fixture_documents() -> list[dict[str, str]]:
         fields = {key: page.get(key) for key in ("name", "uri", "title", "description")}
         pages.append({**fields, "content": page.body})
     return pages
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which may not be installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``pytest -n 2`` (make test), each test file runs on one worker, so that its module fixtures (a built
+    wheel, a benchmark run, a JupyterLab) are made once, not once per worker; the browser tests (tests/e2e)
+    run on one worker, one after another, as two JupyterLabs and Chromiums at once only slow each other down.
+    (``--dist loadgroup`` would do it with markers, but pytest 9.2 ignores the node ids xdist 3.8 rewrites.)"""
+    if config.getvalue("dist") != "load":  # an explicit --dist choice wins
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    # In collection order the longest files (tests/e2e, test_bench, test_binder) start first; xdist's default
+    # order (files with most tests first) left them to the end, with one worker idle meanwhile.
+    config.option.loadscopereorder = False
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/e2e" if path.startswith("tests/e2e/") else path
+
+    return ByFile(config, log)

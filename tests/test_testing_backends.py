@@ -39,3 +39,25 @@ def test_static_backend_serves_documents_and_splits_batches_for_unknown_names() 
     assert [doc.title for doc in caught.value.documents] == ["Set up Lantern"]
     # The whole batch failed once, then each half was asked for alone.
     assert [len(args["names"]) for tool, args in backend.calls if tool == "get_documents"] == [2, 1, 1]
+
+
+def test_the_magics_session_runs_on_an_in_process_backend(static_ip) -> None:
+    from devknow_jupyter.session import shared_client
+
+    hits = static_ip.run_line_magic("devsearch", "bucket names")
+    (backend,) = static_ip.backends
+    assert backend.calls == [("search_documents", {"query": "bucket names"})]
+    assert hits.names and set(hits.names) <= set(backend.documents)
+    assert shared_client(static_ip).endpoint == "memory://devknow"
+    docs = static_ip.run_line_magic("devget", "_devsearch[0]")
+    assert [doc.name for doc in docs] == [hits[0].parent] and backend.calls[-1][0] == "get_documents"
+
+    # A setting that rebuilds the client makes a new backend: closing a client closes its backend.
+    static_ip.run_line_magic("config", "DevKnowMagics.timeout = 7")
+    static_ip.run_line_magic("devsearch", "quota units")
+    assert backend.closed and len(static_ip.backends) == 2 and static_ip.backends[1].calls[0][0] == "search_documents"
+
+    # Without the backend the endpoint applies again (here the offline index: no DEVKNOW_ENDPOINT in tests).
+    magics = static_ip.magics_manager.registry["DevKnowMagics"]
+    assert magics.session.configure(backend=None)
+    assert shared_client(static_ip).backend_kind == "local" and len(static_ip.backends) == 2
