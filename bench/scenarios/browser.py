@@ -80,6 +80,13 @@ _OPEN = """async (index) => {
 }"""
 
 
+#: The rows for opening a hit, alike in the panel's scenario and the explorer's.
+OPEN_LABELS = {
+    "open cold": "hit clicked → page shown (page not fetched before)",
+    "open warm": "hit clicked → page shown (page cached)",
+}
+
+
 def browser_missing() -> str | None:
     """Why no browser scenario can run here (no Chromium, no Playwright), or None."""
     from tests.e2e.lab_server import find_chromium
@@ -159,8 +166,7 @@ def run(ctx: Context) -> dict[str, Any]:
     labels = {
         "search cold": "query submitted → hits shown (server cache miss)",
         "search warm": "query submitted → hits shown (server cache hit)",
-        "open cold": "hit clicked → page shown (page not fetched before)",
-        "open warm": "hit clicked → page shown (page cached)",
+        **OPEN_LABELS,
     }
     rows = [figure(labels[key], values, "ms", kind=key) for key, values in samples.items() if values]
     by_kind = {row["kind"]: row for row in rows}

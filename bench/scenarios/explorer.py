@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.scenarios import Context
-from bench.scenarios.browser import QUERIES, WARM_UP, browser_missing, start_notebook_lab
+from bench.scenarios.browser import OPEN_LABELS, QUERIES, WARM_UP, browser_missing, start_notebook_lab
 from bench.stats import figure
 
 TITLE = "9. Explorer in JupyterLab (Chromium): Enter → hits shown, Open → page shown, widget models"
@@ -127,8 +127,7 @@ def run(ctx: Context) -> dict[str, Any]:
     labels = {
         "search cold": "Enter in the search box → hits shown (client cache miss)",
         "search warm": "Enter in the search box → hits shown (client cache hit)",
-        "open cold": "hit clicked → page shown (page not fetched before)",
-        "open warm": "hit clicked → page shown (page cached)",
+        **OPEN_LABELS,
     }
     rows = [figure(labels[key], values, "ms", kind=key) for key, values in samples.items() if values]
     rows.append(figure("widget models of one explorer (after a search and a page)", [models], "models", kind="models"))
