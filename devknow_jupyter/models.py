@@ -173,6 +173,11 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
     def __repr__(self) -> str:
         return f"<SearchResults query={self.query!r} hits={len(self)}>"
 
+    def followed_by(self, page: SearchResults) -> SearchResults:
+        """These hits, then ``page``'s (the page after them): one list that carries ``page``'s token and request,
+        so ``next_page`` of it fetches the page after ``page``."""
+        return page._derive((*self._chunks, *page._chunks))
+
     def _derive(self, chunks: Iterable[DocumentChunk]) -> SearchResults:
         derived = SearchResults(self.query, chunks, self.info, self.next_page_token)
         derived._request = self._request
