@@ -409,6 +409,8 @@ class Answer(_Displayable):
         text = str(data.get("answerText") or data.get("answer_text") or "")
         citations, notes = resolve_citations(text, data.get("citations") or [], listed)
         info = ResultInfo()
+        said = data.get("notices") if isinstance(data.get("notices"), list) else []  # the local index's remarks
+        info.notices.extend(str(notice) for notice in said if str(notice).strip())
         if notes:
             info.notices.append("Some citations could not be placed as sent: " + "; ".join(notes) + ".")
         return cls(
