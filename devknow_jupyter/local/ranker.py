@@ -293,23 +293,28 @@ class LexicalRanker:
     #: The names of :meth:`to_parts`'s byte strings.
     PARTS = ("vocabulary", "pair_keys", "offsets", "postings", "counts", "doc_ids", "lengths")
 
-    def to_parts(self) -> dict[str, bytes]:
-        """The ranker as named byte strings, to store (see :meth:`from_parts`)."""
+    def to_parts(self) -> dict[str, bytes | memoryview]:
+        """The ranker as named byte strings, to store (see :meth:`from_parts`): the arrays' own memory where
+        they already have the stored type (no copy of the postings at the indexing's peak)."""
+
+        def raw(array: np.ndarray, dtype: type) -> memoryview:
+            return memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B")
+
         return {
             "vocabulary": "\n".join(self.vocabulary).encode("utf-8"),
-            "pair_keys": self.pair_keys.astype(np.uint64).tobytes(),
-            "offsets": self.offsets.astype(np.int64).tobytes(),
-            "postings": self.postings.astype(np.int32).tobytes(),
-            "counts": self.counts.astype(np.uint16).tobytes(),
-            "doc_ids": self.doc_ids.astype(np.int64).tobytes(),
-            "lengths": self.lengths.astype(np.float32).tobytes(),
+            "pair_keys": raw(self.pair_keys, np.uint64),
+            "offsets": raw(self.offsets, np.int64),
+            "postings": raw(self.postings, np.int32),
+            "counts": raw(self.counts, np.uint16),
+            "doc_ids": raw(self.doc_ids, np.int64),
+            "lengths": raw(self.lengths, np.float32),
         }
 
     @classmethod
-    def from_parts(cls, parts: dict[str, bytes], settings: RankSettings | None = None) -> LexicalRanker:
+    def from_parts(cls, parts: dict[str, bytes | memoryview], settings: RankSettings | None = None) -> LexicalRanker:
         """A ranker from :meth:`to_parts`'s byte strings (raises ``KeyError``/``ValueError`` when damaged)."""
         fields = len(FIELDS)
-        text = parts["vocabulary"].decode("utf-8")
+        text = bytes(parts["vocabulary"]).decode("utf-8")
         vocabulary = text.split("\n") if text else []
         keys = np.frombuffer(parts.get("pair_keys", b""), dtype=np.uint64)
         offsets = np.frombuffer(parts["offsets"], dtype=np.int64)
