@@ -117,7 +117,7 @@ def _child_open(db: Path) -> dict[str, Any]:
     from devknow_jupyter.local.index import LocalIndex
 
     imported, cpu_started = time.perf_counter(), time.process_time()
-    with LocalIndex(db) as index:
+    with LocalIndex(db, semantic=os.environ.get("DEVKNOW_SEMANTIC") != "0") as index:
         hits = index.search("how do I create a module")
         done, cpu = time.perf_counter(), time.process_time() - cpu_started
         rss = psutil.Process().memory_info().rss

@@ -17,11 +17,14 @@ The ranker knows nothing of SQLite: :class:`~.index.LocalIndex` stores each page
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import CodeType
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -188,6 +191,17 @@ def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Se
     return weights
 
 
+def _fingerprint_code(fingerprint: Any, code: CodeType) -> None:
+    """Feed a function's bytecode, names and constants (nested code too, without its address) to a hash."""
+    fingerprint.update(code.co_code)
+    fingerprint.update(repr(code.co_names).encode("utf-8"))
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            _fingerprint_code(fingerprint, constant)
+        else:
+            fingerprint.update(repr(constant).encode("utf-8"))
+
+
 def _pair_postings(
     keys: np.ndarray, docs: np.ndarray, counts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -220,6 +234,7 @@ class LexicalRanker:
         lengths: np.ndarray,
         settings: RankSettings | None = None,
         pair_keys: np.ndarray | None = None,
+        impacts: np.ndarray | None = None,
     ) -> None:
         self.settings = settings or RankSettings()
         self.vocabulary = vocabulary  # the words and identifiers; word pairs are known by their keys only
@@ -230,7 +245,8 @@ class LexicalRanker:
         self.counts = counts  # (P, F) uint16
         self.doc_ids = doc_ids  # (N,) int64: position -> documents.id
         self.lengths = lengths  # (N, F) float32
-        self.impacts = self._impacts()
+        # Given by from_parts when the snapshot holds them for these settings: opening skips the computation.
+        self.impacts = self._impacts() if impacts is None else impacts
         self.plain_impacts = self._plain_impacts() if self.settings.plain_weight > 0 else None
 
     # -- building ---------------------------------------------------------------------------------
@@ -308,7 +324,17 @@ class LexicalRanker:
             "counts": raw(self.counts, np.uint16),
             "doc_ids": raw(self.doc_ids, np.int64),
             "lengths": raw(self.lengths, np.float32),
+            "impacts": raw(self.impacts, np.float32),
+            "impacts_of": self._impacts_key(self.settings),
         }
+
+    @classmethod
+    def _impacts_key(cls, settings: RankSettings) -> bytes:
+        """What the stored impacts were computed from: the settings and the code of :meth:`_impacts` (a change
+        to either, e.g. a retuned ``k1``, makes the next open compute them again rather than use stale ones)."""
+        fingerprint = hashlib.sha256(repr(settings).encode("utf-8"))
+        _fingerprint_code(fingerprint, cls._impacts.__code__)
+        return fingerprint.hexdigest().encode("ascii")
 
     @classmethod
     def from_parts(cls, parts: dict[str, bytes | memoryview], settings: RankSettings | None = None) -> LexicalRanker:
@@ -327,7 +353,12 @@ class LexicalRanker:
             raise ValueError("inconsistent ranker snapshot")
         if len(lengths) != len(doc_ids) or (len(postings) and postings.max() >= len(doc_ids)):
             raise ValueError("inconsistent ranker snapshot")
-        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings, keys)
+        impacts = None
+        if bytes(parts.get("impacts_of", b"")) == cls._impacts_key(settings or RankSettings()):
+            impacts = np.frombuffer(parts["impacts"], dtype=np.float32)
+            if len(impacts) != len(postings):
+                raise ValueError("inconsistent ranker snapshot")
+        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings, keys, impacts)
 
     def _impacts(self) -> np.ndarray:
         """Each posting's BM25F weight: idf × saturated, length-normalised, field-weighted frequency."""

@@ -99,9 +99,11 @@ class RankerCache(PageDatabase):
 
     def _dense(self, ranker: LexicalRanker) -> tuple[Any, np.ndarray] | None:
         """The embedder and page vectors for semantic fusion, or None (no extra, or switched off)."""
+        if self.semantic is False or not len(ranker):
+            return None  # not even imported: the check for the extra costs a lexical open 20-40 ms
         from . import semantic
 
-        if self.semantic is False or (self.semantic is None and not semantic.enabled()) or not len(ranker):
+        if self.semantic is None and not semantic.enabled():
             return None
         model = semantic.default_embedder()
         if model is None:
