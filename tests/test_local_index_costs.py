@@ -111,6 +111,8 @@ def test_from_parts_takes_the_stored_impacts_and_to_parts_does_not_copy_the_arra
         LexicalRanker.from_parts({**parts, "impacts": b"\x00" * 8}, ranker.settings)
     old = {key: value for key, value in parts.items() if not key.startswith("impacts")}  # a snapshot made before
     assert np.array_equal(LexicalRanker.from_parts(old, ranker.settings).impacts, ranker.impacts)
+    empty = LexicalRanker.build([], ranker.settings)
+    assert len(LexicalRanker.from_parts(empty.to_parts(), ranker.settings)) == 0  # no pages: still stored and read
 
 
 def test_indexing_builds_the_ranker_outside_the_memory_map(

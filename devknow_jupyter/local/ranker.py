@@ -314,7 +314,8 @@ class LexicalRanker:
         they already have the stored type (no copy of the postings at the indexing's peak)."""
 
         def raw(array: np.ndarray, dtype: type) -> memoryview:
-            return memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B")
+            flat = np.ascontiguousarray(array, dtype=dtype).reshape(-1)
+            return memoryview(flat).cast("B") if flat.size else memoryview(b"")  # an empty view can't be cast
 
         return {
             "vocabulary": "\n".join(self.vocabulary).encode("utf-8"),
