@@ -426,10 +426,13 @@ class PageDatabase:
             by_origin = dict(db.execute("SELECT origin, count(*) FROM documents GROUP BY origin").fetchall())
             pages = db.execute("PRAGMA page_count").fetchone()[0]
             page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            with self._unmapped():  # counting the passages reads their whole table: not kept mapped
+                chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._release_memory()
             return {
                 "path": self.path,
                 "documents": sum(by_origin.values()),
-                "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+                "chunks": chunks,
                 "size_bytes": pages * page_size,
                 "by_origin": by_origin,
                 "folders": self.folders(),

@@ -203,10 +203,15 @@ def _fingerprint_code(fingerprint: Any, code: CodeType) -> None:
 
 
 def _pair_postings(
-    keys: np.ndarray, docs: np.ndarray, counts: np.ndarray
+    key_parts: list[np.ndarray], doc_parts: list[np.ndarray], count_parts: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The postings of the word pairs that ``MIN_PAIR_PAGES`` pages hold, grouped by key (pages in order within a
-    key): the kept keys (sorted), how many postings each has, and the postings' pages and counts."""
+    key): the kept keys (sorted), how many postings each has, and the postings' pages and counts.
+
+    The pages' parts are joined one list at a time and the lists emptied (this is the indexing's memory peak):
+    the pages and counts of the pairs not kept are never joined whole."""
+    keys = np.concatenate(key_parts)
+    key_parts.clear()
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
@@ -214,7 +219,12 @@ def _pair_postings(
     # A word pair found on one page only tells pages apart no better than its words: not kept.
     kept = sizes >= MIN_PAIR_PAGES
     order = order[np.repeat(kept, sizes)]
-    return keys[starts[kept]], sizes[kept], docs[order], counts[order]
+    keys = keys[starts[kept]]
+    docs = np.concatenate(doc_parts)[order]
+    doc_parts.clear()
+    counts = np.concatenate(count_parts)[order]
+    count_parts.clear()
+    return keys, sizes[kept], docs, counts
 
 
 class LexicalRanker:
@@ -287,12 +297,11 @@ class LexicalRanker:
         del ids_parts, docs_parts, count_parts, all_ids, order  # memory is at its peak here: free what is done with
         keys = np.zeros(0, dtype=np.uint64)
         if pair_parts:
-            keys, pair_sizes, docs, counts = _pair_postings(
-                np.concatenate(pair_parts), np.concatenate(pair_docs), np.concatenate(pair_counts)
-            )
-            del pair_parts, pair_docs, pair_counts
+            keys, pair_sizes, docs, counts = _pair_postings(pair_parts, pair_docs, pair_counts)
             sizes = np.concatenate([sizes, pair_sizes])
-            all_docs, all_counts = np.concatenate([all_docs, docs]), np.concatenate([all_counts, counts])
+            all_docs = np.concatenate([all_docs, docs])
+            all_counts = np.concatenate([all_counts, counts])
+            del docs, counts  # not held while the impacts are computed
         offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         return cls(
