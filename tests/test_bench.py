@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_index import costs, costs_markdown
 from bench.scenarios import SCENARIOS
 from tests.e2e.lab_server import find_chromium
 
@@ -83,3 +84,23 @@ def test_bench_modules_import_without_side_effects(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_costs_table_puts_both_modes_side_by_side_and_needs_both_to_meet_a_goal() -> None:
+    def mode(peak_mb: float, open_cpu: float) -> dict:
+        built = {"seconds": 40.0, "cpu_seconds": 30.0, "rss_peak_mb": peak_mb, "maxrss_mb": peak_mb + 1,
+                 "size_bytes": 100 * 2**20}
+        opened = {"open_search_cpu_seconds": open_cpu, "open_search_seconds": open_cpu * 2, "maxrss_mb": 150.0}
+        return {"built": built, "opened": opened, "search": [0.002, 0.004, 0.040], "search_cpu": [0.001, 0.002]}
+
+    rows = {row["measure"]: row for row in costs(mode(290.0, 0.15), mode(420.0, 0.25))}
+    peak = rows["indexing, peak RSS (sampled every 5 ms)"]
+    assert (peak["lexical"], peak["semantic"], peak["met"]) == (290.0, 420.0, False)  # the semantic side misses
+    assert rows["fresh process: open + first search, CPU"]["met"] is True
+    assert rows["search p50, wall"]["lexical"] == pytest.approx(4.0)
+    assert rows["index file"]["met"] is None  # no goal
+    alone = costs(mode(290.0, 0.15), None)
+    assert all(row["semantic"] is None for row in alone) and alone[2]["met"] is True
+    table = costs_markdown(costs(mode(290.0, 0.15), mode(420.0, 0.25)))
+    assert table[0].startswith("| cost | lexical | + semantic extra |")
+    assert "| indexing, peak RSS (sampled every 5 ms) | 290.00 MB | 420.00 MB | < 400 MB | **no** |" in table

@@ -24,6 +24,8 @@ from .failures import index_failure, is_damage
 from .ranker import page_terms
 from .reading import Unreadable
 
+#: Searches read the file through a memory map of up to this many bytes (see :meth:`PageDatabase._unmapped`).
+MMAP_BYTES = 256 * 2**20
 #: Bumped when the tables or the tokenizer change; an older index is rebuilt from scratch.
 SCHEMA_VERSION = "3"
 # A passage's id is (page id << PAGE_SHIFT) | passage number.
@@ -131,6 +133,8 @@ class PageDatabase:
         self._lock = threading.RLock()
         self._closed = False
         self.read_only = read_only
+        self._mmap_bytes = 0  # set by _setup when the file is read through a memory map
+        self._unmapped_depth = 0
         try:
             if self.path != ":memory:" and not read_only:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +176,8 @@ class PageDatabase:
         db.execute("PRAGMA temp_store = MEMORY")
         db.execute(f"PRAGMA cache_size = -{int(self.cache_mb) * 1000}")  # pages allocated as used, up to this
         if self.path != ":memory:" and self.cache_mb >= 64:
-            db.execute("PRAGMA mmap_size = 268435456")  # read pages straight from the OS cache
+            self._mmap_bytes = MMAP_BYTES
+            db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")  # read pages straight from the OS cache
         version = None
         if "meta" in tables:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -199,6 +204,28 @@ class PageDatabase:
                 self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    @contextmanager
+    def _unmapped(self) -> Iterator[None]:
+        """Read without the memory map: for one pass over a whole table (building the ranker, embedding pages).
+
+        Every page read through the map stays in this process's resident memory while mapped: a build's pass
+        over the term counts would add them all to the peak. Read into the bounded page cache instead.
+        """
+        if not self._mmap_bytes or self._unmapped_depth:
+            yield
+            return
+        self._db.execute("PRAGMA mmap_size = 0")  # unmaps the file (no statement is open here)
+        self._unmapped_depth += 1
+        try:
+            yield
+        finally:
+            self._unmapped_depth -= 1
+            self._db.execute(f"PRAGMA mmap_size = {self._mmap_bytes}")
+
+    def _release_memory(self) -> None:
+        """Give back the page cache's memory (SQLite refills it as pages are read): after a big write or read."""
+        self._db.execute("PRAGMA shrink_memory")
 
     def _check_open(self) -> None:
         if self._closed:
@@ -399,10 +426,13 @@ class PageDatabase:
             by_origin = dict(db.execute("SELECT origin, count(*) FROM documents GROUP BY origin").fetchall())
             pages = db.execute("PRAGMA page_count").fetchone()[0]
             page_size = db.execute("PRAGMA page_size").fetchone()[0]
+            with self._unmapped():  # counting the passages reads their whole table: not kept mapped
+                chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._release_memory()
             return {
                 "path": self.path,
                 "documents": sum(by_origin.values()),
-                "chunks": db.execute("SELECT count(*) FROM chunks").fetchone()[0],
+                "chunks": chunks,
                 "size_bytes": pages * page_size,
                 "by_origin": by_origin,
                 "folders": self.folders(),

@@ -147,6 +147,7 @@ class FolderIndexing(RankerCache):
         elif report.changed:
             self._reclaim()
         if report.changed:
+            self._release_memory()  # the pages written filled the page cache: free it before the ranker's peak
             self._page_search()  # build and store the ranker now, not on the first search of the next process
 
     def _index_files(

@@ -17,11 +17,14 @@ The ranker knows nothing of SQLite: :class:`~.index.LocalIndex` stores each page
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import CodeType
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -188,11 +191,27 @@ def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Se
     return weights
 
 
+def _fingerprint_code(fingerprint: Any, code: CodeType) -> None:
+    """Feed a function's bytecode, names and constants (nested code too, without its address) to a hash."""
+    fingerprint.update(code.co_code)
+    fingerprint.update(repr(code.co_names).encode("utf-8"))
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            _fingerprint_code(fingerprint, constant)
+        else:
+            fingerprint.update(repr(constant).encode("utf-8"))
+
+
 def _pair_postings(
-    keys: np.ndarray, docs: np.ndarray, counts: np.ndarray
+    key_parts: list[np.ndarray], doc_parts: list[np.ndarray], count_parts: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The postings of the word pairs that ``MIN_PAIR_PAGES`` pages hold, grouped by key (pages in order within a
-    key): the kept keys (sorted), how many postings each has, and the postings' pages and counts."""
+    key): the kept keys (sorted), how many postings each has, and the postings' pages and counts.
+
+    The pages' parts are joined one list at a time and the lists emptied (this is the indexing's memory peak):
+    the pages and counts of the pairs not kept are never joined whole."""
+    keys = np.concatenate(key_parts)
+    key_parts.clear()
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
     starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
@@ -200,7 +219,12 @@ def _pair_postings(
     # A word pair found on one page only tells pages apart no better than its words: not kept.
     kept = sizes >= MIN_PAIR_PAGES
     order = order[np.repeat(kept, sizes)]
-    return keys[starts[kept]], sizes[kept], docs[order], counts[order]
+    keys = keys[starts[kept]]
+    docs = np.concatenate(doc_parts)[order]
+    doc_parts.clear()
+    counts = np.concatenate(count_parts)[order]
+    count_parts.clear()
+    return keys, sizes[kept], docs, counts
 
 
 class LexicalRanker:
@@ -220,6 +244,7 @@ class LexicalRanker:
         lengths: np.ndarray,
         settings: RankSettings | None = None,
         pair_keys: np.ndarray | None = None,
+        impacts: np.ndarray | None = None,
     ) -> None:
         self.settings = settings or RankSettings()
         self.vocabulary = vocabulary  # the words and identifiers; word pairs are known by their keys only
@@ -230,7 +255,8 @@ class LexicalRanker:
         self.counts = counts  # (P, F) uint16
         self.doc_ids = doc_ids  # (N,) int64: position -> documents.id
         self.lengths = lengths  # (N, F) float32
-        self.impacts = self._impacts()
+        # Given by from_parts when the snapshot holds them for these settings: opening skips the computation.
+        self.impacts = self._impacts() if impacts is None else impacts
         self.plain_impacts = self._plain_impacts() if self.settings.plain_weight > 0 else None
 
     # -- building ---------------------------------------------------------------------------------
@@ -271,12 +297,11 @@ class LexicalRanker:
         del ids_parts, docs_parts, count_parts, all_ids, order  # memory is at its peak here: free what is done with
         keys = np.zeros(0, dtype=np.uint64)
         if pair_parts:
-            keys, pair_sizes, docs, counts = _pair_postings(
-                np.concatenate(pair_parts), np.concatenate(pair_docs), np.concatenate(pair_counts)
-            )
-            del pair_parts, pair_docs, pair_counts
+            keys, pair_sizes, docs, counts = _pair_postings(pair_parts, pair_docs, pair_counts)
             sizes = np.concatenate([sizes, pair_sizes])
-            all_docs, all_counts = np.concatenate([all_docs, docs]), np.concatenate([all_counts, counts])
+            all_docs = np.concatenate([all_docs, docs])
+            all_counts = np.concatenate([all_counts, counts])
+            del docs, counts  # not held while the impacts are computed
         offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         return cls(
@@ -293,23 +318,39 @@ class LexicalRanker:
     #: The names of :meth:`to_parts`'s byte strings.
     PARTS = ("vocabulary", "pair_keys", "offsets", "postings", "counts", "doc_ids", "lengths")
 
-    def to_parts(self) -> dict[str, bytes]:
-        """The ranker as named byte strings, to store (see :meth:`from_parts`)."""
+    def to_parts(self) -> dict[str, bytes | memoryview]:
+        """The ranker as named byte strings, to store (see :meth:`from_parts`): the arrays' own memory where
+        they already have the stored type (no copy of the postings at the indexing's peak)."""
+
+        def raw(array: np.ndarray, dtype: type) -> memoryview:
+            flat = np.ascontiguousarray(array, dtype=dtype).reshape(-1)
+            return memoryview(flat).cast("B") if flat.size else memoryview(b"")  # an empty view can't be cast
+
         return {
             "vocabulary": "\n".join(self.vocabulary).encode("utf-8"),
-            "pair_keys": self.pair_keys.astype(np.uint64).tobytes(),
-            "offsets": self.offsets.astype(np.int64).tobytes(),
-            "postings": self.postings.astype(np.int32).tobytes(),
-            "counts": self.counts.astype(np.uint16).tobytes(),
-            "doc_ids": self.doc_ids.astype(np.int64).tobytes(),
-            "lengths": self.lengths.astype(np.float32).tobytes(),
+            "pair_keys": raw(self.pair_keys, np.uint64),
+            "offsets": raw(self.offsets, np.int64),
+            "postings": raw(self.postings, np.int32),
+            "counts": raw(self.counts, np.uint16),
+            "doc_ids": raw(self.doc_ids, np.int64),
+            "lengths": raw(self.lengths, np.float32),
+            "impacts": raw(self.impacts, np.float32),
+            "impacts_of": self._impacts_key(self.settings),
         }
 
     @classmethod
-    def from_parts(cls, parts: dict[str, bytes], settings: RankSettings | None = None) -> LexicalRanker:
+    def _impacts_key(cls, settings: RankSettings) -> bytes:
+        """What the stored impacts were computed from: the settings and the code of :meth:`_impacts` (a change
+        to either, e.g. a retuned ``k1``, makes the next open compute them again rather than use stale ones)."""
+        fingerprint = hashlib.sha256(repr(settings).encode("utf-8"))
+        _fingerprint_code(fingerprint, cls._impacts.__code__)
+        return fingerprint.hexdigest().encode("ascii")
+
+    @classmethod
+    def from_parts(cls, parts: dict[str, bytes | memoryview], settings: RankSettings | None = None) -> LexicalRanker:
         """A ranker from :meth:`to_parts`'s byte strings (raises ``KeyError``/``ValueError`` when damaged)."""
         fields = len(FIELDS)
-        text = parts["vocabulary"].decode("utf-8")
+        text = bytes(parts["vocabulary"]).decode("utf-8")
         vocabulary = text.split("\n") if text else []
         keys = np.frombuffer(parts.get("pair_keys", b""), dtype=np.uint64)
         offsets = np.frombuffer(parts["offsets"], dtype=np.int64)
@@ -322,7 +363,12 @@ class LexicalRanker:
             raise ValueError("inconsistent ranker snapshot")
         if len(lengths) != len(doc_ids) or (len(postings) and postings.max() >= len(doc_ids)):
             raise ValueError("inconsistent ranker snapshot")
-        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings, keys)
+        impacts = None
+        if bytes(parts.get("impacts_of", b"")) == cls._impacts_key(settings or RankSettings()):
+            impacts = np.frombuffer(parts["impacts"], dtype=np.float32)
+            if len(impacts) != len(postings):
+                raise ValueError("inconsistent ranker snapshot")
+        return cls(vocabulary, offsets, postings, counts, doc_ids, lengths, settings, keys, impacts)
 
     def _impacts(self) -> np.ndarray:
         """Each posting's BM25F weight: idf × saturated, length-normalised, field-weighted frequency."""

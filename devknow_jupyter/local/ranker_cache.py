@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,17 @@ class RankerCache(PageDatabase):
         generation = self._meta("generation") or "0"
         if self._search is not None and self._search_generation == generation:
             return self._search
+        if self._meta("ranker_generation") == generation:
+            return self._load_or_build()
+        # A build reads every page's terms once (and embeds the pages): around the memory map, then the page
+        # cache it filled is given back, so the peak holds the ranker's arrays and not the file's pages.
+        with self._unmapped():
+            search = self._load_or_build()
+        self._release_memory()
+        return search
+
+    def _load_or_build(self) -> PageSearch:
+        """Load the stored ranker when it is current, else build it from the stored terms (and store it)."""
         db = self._db
         db.execute("BEGIN")  # one read snapshot: the pages, their terms and the generation agree
         try:
@@ -87,9 +99,11 @@ class RankerCache(PageDatabase):
 
     def _dense(self, ranker: LexicalRanker) -> tuple[Any, np.ndarray] | None:
         """The embedder and page vectors for semantic fusion, or None (no extra, or switched off)."""
+        if self.semantic is False or not len(ranker):
+            return None  # not even imported: the check for the extra costs a lexical open 20-40 ms
         from . import semantic
 
-        if self.semantic is False or (self.semantic is None and not semantic.enabled()) or not len(ranker):
+        if self.semantic is None and not semantic.enabled():
             return None
         model = semantic.default_embedder()
         if model is None:
@@ -105,15 +119,16 @@ class RankerCache(PageDatabase):
         }
         missing = [int(doc_id) for doc_id in ranker.doc_ids if int(doc_id) not in stored]
         fresh: dict[int, np.ndarray] = {}
-        for start in range(0, len(missing), EMBED_BATCH):  # batches keep the embedding's memory small
-            part = missing[start : start + EMBED_BATCH]
-            marks = ",".join("?" * len(part))
-            rows = db.execute(f"SELECT id, title, description, content FROM documents WHERE id IN ({marks})", part)
-            ids, texts = [], []
-            for doc_id, title, description, content in rows:
-                ids.append(doc_id)
-                texts.append(model.page_text(title, description, content))
-            fresh.update(zip(ids, model.embed(texts), strict=True))
+        with self._unmapped() if missing else nullcontext():  # the pages' text read once: not kept mapped
+            for start in range(0, len(missing), EMBED_BATCH):  # batches keep the embedding's memory small
+                part = missing[start : start + EMBED_BATCH]
+                marks = ",".join("?" * len(part))
+                sql = f"SELECT id, title, description, content FROM documents WHERE id IN ({marks})"
+                ids, texts = [], []
+                for doc_id, title, description, content in db.execute(sql, part):
+                    ids.append(doc_id)
+                    texts.append(model.page_text(title, description, content))
+                fresh.update(zip(ids, model.embed(texts), strict=True))
         if fresh:
             stored.update(fresh)
             self._save_vectors(model.name, fresh)
