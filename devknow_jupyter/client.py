@@ -42,7 +42,7 @@ from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unr
 from .models import Answer, Document, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .offline_copy import OfflineCopy
-from .search_request import keep_hits, parse_page, search_arguments, search_input_names
+from .search_request import answer_arguments, keep_hits, parse_page, search_arguments, search_input_names
 
 __all__ = [
     "GOOGLE_ENDPOINT",
@@ -296,26 +296,28 @@ class DevKnowClient:
         ``offline_fallback``), the local index answers by quoting its best passages.
 
         ``source`` and ``since`` ground the answer in those sites' pages updated since then, as in
-        :meth:`search_documents`; only the REST protocol's answers take such a filter (AnswerQuery's
-        ``filter``): elsewhere the answer says in a notice that they were not applied.
+        :meth:`search_documents`, where the server's answers take them: the REST protocol's (AnswerQuery's
+        ``filter``) and the local index's (one site; dates where it knows them). Elsewhere the answer says
+        in a notice that they were not applied.
         """
         query = self._check_query(query)
         started = time.perf_counter()
-        from .rest.filters import answer_filter, normalize_sources
+        from .rest.filters import normalize_sources
 
         sources = normalize_sources(source)
         wanted = bool(sources) or (since is not None and since != "")
-        accepts = self._search_inputs("answer_query") if wanted else set()
-        expression, notices = answer_filter(sources, since, accepts)
-        arguments = {"query": query, **({"filter": expression} if expression else {})}
         local = False
         try:
+            accepts = self._search_inputs("answer_query") if wanted else set()
+            arguments, notices = answer_arguments(query, sources, since, accepts)
             data, from_cache = self._call_cached("answer_query", arguments, refresh=refresh)
         except TransportError as exc:
             if not self._falls_back(exc):
                 raise
-            data, from_cache, local = self._call_local("answer_query", {"query": query}, exc), False, True
-            notices = [fallback_notice(exc), *answer_filter(sources, since, set())[1]]
+            inputs = self._fallback.search_inputs(exc, "answer_query")
+            arguments, notices = answer_arguments(query, sources, since, inputs)
+            data, from_cache, local = self._call_local("answer_query", arguments, exc), False, True
+            notices = [fallback_notice(exc), *notices]
         answer = Answer.from_dict(data, query=query)
         answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=local)
         return answer

@@ -77,9 +77,9 @@ class OfflineFallback:
         except sqlite3.Error as exc:
             raise cause from exc
 
-    def search_inputs(self, cause: BaseException) -> set[str]:
-        """The argument names the local search tool takes (its site filter among them)."""
-        return search_input_names(self.backend(cause).list_tools())
+    def search_inputs(self, cause: BaseException, tool: str = "search_documents") -> set[str]:
+        """The argument names the local ``tool`` takes (its site filter among them)."""
+        return search_input_names(self.backend(cause).list_tools(), tool)
 
     def close(self) -> None:
         """Close the local index, if it was opened. Safe to call twice."""

@@ -173,6 +173,11 @@ class SearchResults(Sequence[DocumentChunk], _Displayable):
     def __repr__(self) -> str:
         return f"<SearchResults query={self.query!r} hits={len(self)}>"
 
+    def followed_by(self, page: SearchResults) -> SearchResults:
+        """These hits, then ``page``'s (the page after them): one list that carries ``page``'s token and request,
+        so ``next_page`` of it fetches the page after ``page``."""
+        return page._derive((*self._chunks, *page._chunks))
+
     def _derive(self, chunks: Iterable[DocumentChunk]) -> SearchResults:
         derived = SearchResults(self.query, chunks, self.info, self.next_page_token)
         derived._request = self._request
@@ -404,6 +409,8 @@ class Answer(_Displayable):
         text = str(data.get("answerText") or data.get("answer_text") or "")
         citations, notes = resolve_citations(text, data.get("citations") or [], listed)
         info = ResultInfo()
+        said = data.get("notices") if isinstance(data.get("notices"), list) else []  # the local index's remarks
+        info.notices.extend(str(notice) for notice in said if str(notice).strip())
         if notes:
             info.notices.append("Some citations could not be placed as sent: " + "; ".join(notes) + ".")
         return cls(

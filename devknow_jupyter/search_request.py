@@ -14,7 +14,7 @@ from .errors import ConfigurationError
 from .models import DocumentChunk
 from .names import source_matches
 
-__all__ = ["keep_hits", "parse_page", "search_arguments", "search_input_names"]
+__all__ = ["answer_arguments", "keep_hits", "parse_page", "search_arguments", "search_input_names"]
 
 
 def search_input_names(tools: Iterable[dict[str, Any]], tool: str = "search_documents") -> set[str]:
@@ -68,6 +68,37 @@ def search_arguments(
             )
         arguments["page_token"] = page_token
     return arguments, filter_here, notices
+
+
+def answer_arguments(query: str, sources: list[str], since: Any, accepts: set[str]) -> tuple[dict[str, Any], list[str]]:
+    """The tool's arguments for an answer grounded in ``sources`` and pages updated ``since``, and one-line
+    notices on what the server's ``answer_query`` can't apply (``accepts``: its argument names). REST's
+    AnswerQuery takes a ``filter``; the local index (and `devknow serve`) one site and ``since``."""
+    from .rest.filters import build_filter, rfc3339
+
+    arguments: dict[str, Any] = {"query": query}
+    when = rfc3339(since) if since is not None and since != "" else None
+    if not sources and not when:
+        return arguments, []
+    if "filter" in accepts:
+        arguments["filter"] = build_filter(sources, since)
+        paths = ", ".join(site for site in sources if "/" in site)
+        said = f"Not applied to the answer: the path of {paths} (the service filters by site)."
+        return arguments, [said] if paths else []
+    left = []
+    field = _source_field(accepts) if sources else None
+    if field and len(sources) == 1:
+        arguments[field] = sources[0]
+    elif sources:
+        left.append(f"source {', '.join(sources)}")
+    if when and "since" in accepts:
+        arguments["since"] = when
+    elif when:
+        left.append(f"since {when}")
+    if not left:
+        return arguments, []
+    why = "this server's answers take one site" if field else "this server's answers take no filter"
+    return arguments, [f"Not applied: {' and '.join(left)} ({why})."]
 
 
 def keep_hits(

@@ -148,7 +148,8 @@ def tool_definitions(*, local: bool = False) -> list[dict[str, Any]]:
 
     ``local=True``: as the local index offers them (``LocalBackend``, ``devknow serve``): ``search_documents``
     also takes ``source``, ``since``, ``page_size`` and ``page_token``, and may return ``notices`` and
-    ``nextPageToken``. Without it: exactly the service's shapes.
+    ``nextPageToken``; ``answer_query`` also takes ``source`` and ``since``, and may return ``notices``.
+    Without it: exactly the service's shapes.
     """
     tools = [{"name": name, **spec} for name, spec in TOOLS.items()]
     if local:
@@ -158,4 +159,9 @@ def tool_definitions(*, local: bool = False) -> list[dict[str, Any]]:
         search["outputSchema"]["properties"]["notices"] = _NOTICES
         search["outputSchema"]["properties"]["nextPageToken"] = _NEXT_PAGE
         tools[0] = search
+        answer = copy.deepcopy(tools[2])
+        answer["inputSchema"]["properties"]["source"] = SOURCE_FILTER
+        answer["inputSchema"]["properties"]["since"] = copy.deepcopy(PAGING["since"])
+        answer["outputSchema"]["properties"]["notices"] = _NOTICES
+        tools[2] = answer
     return tools

@@ -60,6 +60,16 @@ def test_pages_follow_one_ranking_without_gap_or_overlap(pages: Path) -> None:
     assert first.names + second.names + third.names == whole.names
 
 
+def test_a_page_joined_to_the_hits_before_it_pages_on_from_its_own_token(pages: Path) -> None:
+    with DevKnowClient(f"local:{pages}", cache=False) as client:
+        whole = client.search_documents("lantern oil", page_size=14)
+        first = client.search_documents("lantern oil", page_size=5)
+        joined = first.followed_by(client.next_page(first))
+        rest = client.next_page(joined)  # the page after the second, not the second again
+    assert joined.query == "lantern oil" and len(joined) == 10 and joined.has_next_page
+    assert joined.names + rest.names == whole.names and not rest.has_next_page
+
+
 def test_the_default_page_has_ten_hits_and_a_token_for_the_rest(pages: Path) -> None:
     with DevKnowClient(f"local:{pages}", cache=False) as client:
         first = client.search_documents("lantern")

@@ -214,8 +214,7 @@ class Explorer:
 
         def job() -> Callable[[], None]:
             page = self.actions.next_page(results)
-            # One list: the hits so far, then the new page (its token and request, for the page after it).
-            joined = page._derive((*results, *page))
+            joined = results.followed_by(page)
             return lambda: self._visit(listed._replace(result=joined), page.info)
 
         self._run(("more", f"{listed.key}\0{listed.source}\0{results.next_page_token}"), "More hits…", job, wait=wait)

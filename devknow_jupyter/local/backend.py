@@ -132,7 +132,10 @@ class LocalBackend:
             if name == "get_documents":
                 return self._credit_documents(self._get_documents(arguments.get("names")))
             if name == "answer_query":
-                return self.index.answer(_query(arguments, name))
+                since = arguments.get("since")
+                if since is not None and not isinstance(since, str):
+                    raise _invalid(name, "since must be an RFC 3339 time or a date")
+                return self.index.answer(_query(arguments, name), source=_source(arguments, name), since=since or None)
         except sqlite3.Error as exc:  # a damaged or vanished index file: one clear error, not a traceback
             raise index_failure(exc, self.index.path, f"run {name}") from None
         raise ToolError(f"Unknown tool: {name}", code=INVALID_PARAMS, tool=name)

@@ -176,14 +176,19 @@ class LocalIndex(FolderIndexing):
             # for one search of that many hits.
             outcome = search.search(query, max(len(search.ranker), 1), source=source, origin=origin)
             notices = search.search(query, start + limit, source=source, origin=origin).notices
-            ranked, undated, dated = outcome.doc_ids, 0, 0
-            if since_ns is not None and ranked:
-                dates = dict(self._db.execute("SELECT id, mtime_ns FROM documents"))
-                undated = sum(1 for doc_id in ranked if dates.get(doc_id) is None)
-                dated = len(ranked) - undated
-                ranked = [doc_id for doc_id in ranked if dates.get(doc_id) is None or dates[doc_id] >= since_ns]
+            ranked, undated, dated = self._since(outcome.doc_ids, since_ns)
             rows = self._passages(search, outcome.text, ranked[start : start + limit]) if limit > 0 else []
         return SearchPage(_results(rows), notices, start + limit < len(ranked), generation, undated, dated)
+
+    def _since(self, ranked: list[int], since_ns: int | None) -> tuple[list[int], int, int]:
+        """The pages of ``ranked`` not known to be older than ``since_ns``, and how many matching pages have
+        no date (kept) and a date."""
+        if since_ns is None or not ranked:
+            return ranked, 0, 0
+        dates = dict(self._db.execute("SELECT id, mtime_ns FROM documents"))
+        undated = sum(1 for doc_id in ranked if dates.get(doc_id) is None)
+        kept = [doc_id for doc_id in ranked if dates.get(doc_id) is None or dates[doc_id] >= since_ns]
+        return kept, undated, len(ranked) - undated
 
     def _ranked(
         self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
@@ -263,14 +268,33 @@ class LocalIndex(FolderIndexing):
                     }
         return [found[name] for name in wanted if name in found]
 
-    def answer(self, query: str, *, passages: int = 3) -> dict[str, Any]:
+    def answer(
+        self, query: str, *, passages: int = 3, source: str | None = None, since: str | None = None
+    ) -> dict[str, Any]:
         """An extractive answer: the best passages quoted, with the documents they come from.
 
-        Returns ``{"answerText", "references": [names], "extractive": True}``.
+        ``source`` grounds it in one site's pages (``adk.dev``, ``firebase.google.com/docs/auth``) and
+        ``since`` (an RFC 3339 time or a date) in the pages not known to be older, as :meth:`search_page`
+        dates them. Returns ``{"answerText", "references": [names], "extractive": True}``, with
+        ``"notices"`` when the date filter has something to say.
         """
-        _, rows = self._ranked(query, max(passages * 3, 8))
-        hits = [(name, crumb, body) for name, _, crumb, body in rows]
-        return extractive_answer(query, hits, passages=passages)
+        from .paging import since_nanoseconds, undated_notice
+
+        since_ns, moment = since_nanoseconds(since, "answer_query") if since else (None, None)
+        limit = max(passages * 3, 8)
+        with self._lock:
+            self._check_open()
+            search = self._page_search()
+            outcome = search.search(query, len(search.ranker) if since_ns is not None else limit, source=source)
+            ranked, undated, dated = self._since(outcome.doc_ids, since_ns)
+            rows = self._passages(search, outcome.text, ranked[:limit])
+        result = extractive_answer(query, [(name, crumb, body) for name, _, crumb, body in rows], passages=passages)
+        said = undated_notice(moment, undated, bool(dated)) if moment else None
+        if moment and not rows and dated:
+            said = f"No matching page was updated since {moment} ({dated} older ones left out)."
+        if said:
+            result["notices"] = [said]
+        return result
 
     def names(self, origin: str | None = None) -> list[str]:
         """Every document name (of one origin, when given), sorted."""

@@ -57,14 +57,14 @@ def stale_token() -> ToolError:
     return _invalid("page_token is stale: the index changed since the first page; search again")
 
 
-def since_nanoseconds(value: Any) -> tuple[int, str]:
+def since_nanoseconds(value: Any, tool: str = "search_documents") -> tuple[int, str]:
     """``since`` as sent (an RFC 3339 time or a date) → nanoseconds since the epoch, and its RFC 3339 form."""
     from ..rest.filters import rfc3339  # pure: the same reading of dates as the REST filter's
 
     try:
         moment = rfc3339(value)
     except ConfigurationError as exc:
-        raise _invalid(f"since: {exc.message}") from None
+        raise _invalid(f"since: {exc.message}", tool) from None
     parsed = dt.datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
     return int(parsed.timestamp()) * 1_000_000_000, moment
 
@@ -83,6 +83,5 @@ def undated_notice(moment: str, undated: int, dated: bool) -> str | None:
     return f"since {moment} applied by file modification time; {undated} matching pages without a date kept ({why})."
 
 
-def _invalid(message: str) -> ToolError:
-    tool = "search_documents"
+def _invalid(message: str, tool: str = "search_documents") -> ToolError:
     return ToolError(f"{tool} failed: INVALID_ARGUMENT: {message}", code=INVALID_PARAMS, tool=tool)

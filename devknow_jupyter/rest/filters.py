@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 
-__all__ = ["MAX_FILTER_CHARS", "answer_filter", "build_filter", "normalize_sources", "rfc3339"]
+__all__ = ["MAX_FILTER_CHARS", "build_filter", "normalize_sources", "rfc3339"]
 
 MAX_FILTER_CHARS = 500
 _SITE = re.compile(r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[^\s\"\\]*)?$")
@@ -74,17 +74,3 @@ def build_filter(sources: list[str], since: Any = None) -> str:
         )
     return expression
 
-
-def answer_filter(sources: list[str], since: Any, accepts: set[str]) -> tuple[str | None, list[str]]:
-    """The ``filter`` of an answer grounded in ``sources`` and pages updated ``since``, when the server's
-    ``answer_query`` takes one (``accepts``: its argument names; REST's AnswerQuery does), and one-line notices
-    on what could not be applied (everything, on a server whose answers take no filter)."""
-    if not sources and (since is None or since == ""):
-        return None, []
-    if "filter" in accepts:
-        paths = [site for site in sources if "/" in site]
-        notices = [f"Not applied to the answer: the path of {', '.join(paths)} (the service filters by site)."]
-        return build_filter(sources, since), notices if paths else []
-    asked = [f"source {', '.join(sources)}"] if sources else []
-    asked += [f"since {rfc3339(since)}"] if since is not None and since != "" else []
-    return None, [f"Not applied: {' and '.join(asked)} (this server's answers take no filter)."]
