@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -176,8 +177,7 @@ class Connection:
 
     def check_credentials(self, backend: Backend) -> None:
         """Google's server needs a key: fail before any request rather than after a 401 round trip."""
-        google = urlsplit(self.endpoint).hostname == urlsplit(GOOGLE_ENDPOINT).hostname
-        if backend.kind == "remote" and google and not (self.api_key or self.access_token):
+        if backend.kind == "remote" and _is_google(self.endpoint) and not (self.api_key or self.access_token):
             raise AuthenticationError("No API key is configured for the Developer Knowledge API.")
 
     def make_backend(self) -> Backend:
@@ -311,3 +311,9 @@ def _looks_like_missing_tool(exc: ToolError) -> bool:
     text = exc.message.lower()
     unknown = "unknown tool" in text or "no such tool" in text or ("tool" in text and "not found" in text)
     return not isinstance(exc, DocumentNotFoundError) and (exc.code in (-32601, -32602) or unknown)
+
+
+@lru_cache(maxsize=64)
+def _is_google(endpoint: str) -> bool:
+    """Whether ``endpoint`` is on Google's host (asked before every call: parsed once per endpoint)."""
+    return urlsplit(endpoint).hostname == urlsplit(GOOGLE_ENDPOINT).hostname

@@ -34,6 +34,8 @@ log = logging.getLogger("devknow_jupyter.transport")
 _ACCEPT = "application/json, text/event-stream"
 _MAX_REDIRECTS = 5
 _MAX_ERROR_BODY = 64 * 1024
+# Built once: json.dumps with options builds a new encoder on every call.
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 @dataclass(frozen=True)
@@ -87,35 +89,36 @@ class HttpExchange:
         """Close the connections."""
         self.http.close()
 
-    def _timeouts(self, budget: CallBudget) -> httpx.Timeout:
-        """This exchange's httpx timeouts: none longer than the time the call has left."""
+    def _extensions(self, budget: CallBudget) -> dict[str, Any]:
+        """This exchange's request extensions: httpcore's ``timeout`` (none longer than the time the call has
+        left; given as the extension, so httpx need not build and copy a ``Timeout``) and our ``trace``."""
         left = max(budget.remaining(), 0.001)
-        return httpx.Timeout(connect=min(self.connect_timeout, left), read=left, write=left, pool=left)
+        timeouts = {"connect": min(self.connect_timeout, left), "read": left, "write": left, "pool": left}
+        return {"timeout": timeouts, "trace": keepalive.trace}
 
     def post(self, message: dict[str, Any], headers: dict[str, str], *, state: State, budget: CallBudget) -> Reply:
         """POST one JSON-RPC message and read the reply completely (following same-origin redirects)."""
         request_id = message.get("id")
         url = self.url
         all_headers = {"Content-Type": "application/json", "Accept": _ACCEPT, **headers}
-        content = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        content = _encode_json(message).encode("utf-8")
         response: httpx.Response | None = None
         try:
-            for _ in range(_MAX_REDIRECTS + 1):
-                request = self.http.build_request(
-                    "POST",
-                    url,
-                    content=content,
-                    headers=all_headers,
-                    timeout=self._timeouts(budget),
-                    extensions={"trace": keepalive.trace},
-                )
-                with keepalive.reads_bounded(budget.deadline):
+            # One bounded block for every exchange of the loop: all of them end by the call's one deadline.
+            with keepalive.reads_bounded(budget.deadline):
+                for _ in range(_MAX_REDIRECTS + 1):
+                    request = self.http.build_request(
+                        "POST",
+                        url,
+                        content=content,
+                        headers=all_headers,
+                        extensions=self._extensions(budget),
+                    )
                     response = self.http.send(request, stream=True)
-                if response.status_code in (307, 308) and response.headers.get("location"):
-                    url = self._redirect_target(response, request)
-                    continue
-                keepalive.watch(response)
-                with keepalive.reads_bounded(budget.deadline):
+                    if response.status_code in (307, 308) and response.headers.get("location"):
+                        url = self._redirect_target(response, request)
+                        continue
+                    keepalive.watch(response)
                     return self._read(response, request_id, state, budget)
             raise ProtocolError(f"{self.url} redirected more than {_MAX_REDIRECTS} times.")
         except KeyboardInterrupt:
@@ -142,14 +145,12 @@ class HttpExchange:
     def _read(self, response: httpx.Response, request_id: Any, state: State, budget: CallBudget) -> Reply:
         """Read a reply completely: an event stream or JSON for a request, else (errors, 202s) the body."""
         status = response.status_code
-        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        reply = Reply(
-            status,
-            None,
-            retry_after=parse_retry_after(response.headers.get("retry-after")),
-            session_id=response.headers.get(wire.SESSION_HEADER),
-        )
-        log.debug("%s %s -> %s %s", response.request.method, request_id, status, content_type or "-")
+        headers = response.headers
+        content_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+        # Retry-After only counts on a failure (the retries and the error messages read it).
+        retry_after = parse_retry_after(headers.get("retry-after")) if status >= 300 else None
+        reply = Reply(status, None, retry_after=retry_after, session_id=headers.get(wire.SESSION_HEADER))
+        log.debug("POST %s -> %s %s", request_id, status, content_type or "-")
         wants_reply = request_id is not None and status < 300
         if wants_reply and content_type == "text/event-stream":
             reply.body = read_reply(

@@ -120,6 +120,9 @@ def _budgets_of(stream: Any) -> dict[int, list[float]] | None:
     One wrapper per connection, installed for good: each drain only adds and removes its own thread's
     budget. (Swapping ``read`` per drain raced: a drain on another thread could restore a stale wrapper.)
     """
+    budgets = getattr(stream, "_devknow_drain_budgets", None)
+    if budgets is not None:  # wrapped already (the usual case: a kept-alive connection); set last, so complete
+        return budgets
     with _install_lock:
         budgets = getattr(stream, "_devknow_drain_budgets", None)
         if budgets is not None:
@@ -130,24 +133,24 @@ def _budgets_of(stream: Any) -> dict[int, list[float]] | None:
         budgets = {}
 
         def bounded_read(size: int, timeout: float | None = None) -> bytes:
-            budget = budgets.get(threading.get_ident())
+            budget = budgets.get(threading.get_ident()) if budgets else None  # empty unless a drain is on
             deadline = getattr(_call, "deadline", None)
             if budget is None and deadline is None:  # a read outside any call of ours
                 return read(size, timeout)
             now = time.monotonic()
-            waits = [] if timeout is None else [timeout]
+            wait = timeout
             if deadline is not None:
                 if deadline <= now:
                     # httpx turns this into its ReadTimeout, which the transport reports as the call's timeout.
                     raise httpcore.ReadTimeout("the call's deadline passed")
-                waits.append(deadline - now)
-            if budget is not None:  # a drain: its own short deadline and byte budget
-                if budget[0] <= now or budget[1] <= 0:
-                    raise _Stop()
-                waits.append(budget[0] - now)
-            data = read(size, min(waits))
-            if budget is not None:
-                budget[1] -= len(data)
+                wait = deadline - now if wait is None else min(wait, deadline - now)
+            if budget is None:
+                return read(size, wait)
+            # A drain: its own short deadline and byte budget.
+            if budget[0] <= now or budget[1] <= 0:
+                raise _Stop()
+            data = read(size, budget[0] - now if wait is None else min(wait, budget[0] - now))
+            budget[1] -= len(data)
             return data
 
         try:

@@ -95,7 +95,7 @@ class McpHttpBackend:
         ):
             raise ConfigurationError("The endpoint URL holds a credential and another one was given; pass one only.")
         self.endpoint = url
-        self._url = url
+        self._host = urlsplit(url).netloc  # named in timeout messages
         self._api_key = (api_key or "").strip() or url_key
         self._access_token = (access_token or "").strip() or url_token
         register_secret(self._api_key)
@@ -250,7 +250,7 @@ class McpHttpBackend:
     # -- helpers ----------------------------------------------------------------------------------
 
     def _budget(self) -> CallBudget:
-        return CallBudget(self.timeout, urlsplit(self._url).netloc)
+        return CallBudget(self.timeout, self._host)
 
     def _credentials(self) -> str | None:
         """What credentials were sent and where they came from, for auth messages (never the secret)."""

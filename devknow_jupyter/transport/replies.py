@@ -148,6 +148,9 @@ def tool_result(result: Any, *, tool: str) -> dict[str, Any]:
     kind = result.get("resultType")
     if kind not in (None, "complete"):
         raise ProtocolError(f"{tool}: unsupported result type {kind!r} (this client asks for no input).")
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict) and not result.get("isError"):
+        return check_shape(tool, structured)  # the usual reply: its text contents are not read
     content = result.get("content") if isinstance(result.get("content"), list) else []
     texts = [
         item["text"]
@@ -159,9 +162,6 @@ def tool_result(result: Any, *, tool: str) -> dict[str, Any]:
         if looks_like_quota(message=message):
             raise _quota(message, None)
         raise ToolError(f"{tool} failed: {_short(message)}", tool=tool, not_found=says_not_found(message))
-    structured = result.get("structuredContent")
-    if isinstance(structured, dict):
-        return check_shape(tool, structured)
     if texts:
         try:
             parsed = parse_json(texts[0], "a text content")
