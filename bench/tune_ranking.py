@@ -46,6 +46,8 @@ GROUPS: dict[str, tuple[tuple[Path, ...], str]] = {
     "C": ((QUESTIONS / "corpus-c-holdout.json",), "main"),
     "52": ((QUERIES,), "main"),
     "extra": ((QUESTIONS / "extra-genkit-tensorflow.json",), "extra"),
+    "D": ((QUESTIONS / "corpus-d.json",), "main"),
+    "extra-d": ((QUESTIONS / "extra-d.json",), "extra"),
 }
 #: Dense shares tried when the semantic extra is installed (fused after the lexical score; 0 = lexical).
 DENSE_WEIGHTS = (0.0, 0.3, 0.4, 0.5)

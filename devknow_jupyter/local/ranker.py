@@ -70,7 +70,9 @@ class RankSettings:
     ``pair_weight``: query weight of each pair of neighbouring content words (``command line``, ``service
     account``), matched against the same pairs stored for every page: a light phrase/proximity bonus for
     pages that say the question's words together (+0.02 MRR@5 held out; 0.2-0.5 is a plateau).
-    ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest).
+    ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest); 0.4 since
+    the page and query vectors are SIF-weighted (:mod:`.semantic`; 0.3 with the plain mean before;
+    ``python -m bench.tune_dense``).
     ``plain_weight``: the share of a plain whole-page BM25 score (``plain_fields`` summed, one length
     normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
     """
@@ -82,7 +84,7 @@ class RankSettings:
     whole_weight: float = 1.0
     identifier_b: float = 0.0
     pair_weight: float = 0.3
-    dense_weight: float = 0.3
+    dense_weight: float = 0.4
     plain_weight: float = 0.0
     plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
     plain_b: float = 0.75

@@ -98,7 +98,8 @@ class RankerCache(PageDatabase):
             db.execute("PRAGMA busy_timeout = 30000")
 
     def _dense(self, ranker: LexicalRanker) -> tuple[Any, np.ndarray] | None:
-        """The embedder and page vectors for semantic fusion, or None (no extra, or switched off)."""
+        """The embedder (with this index's token weights) and page vectors for semantic fusion, or None (no
+        extra, or switched off)."""
         if self.semantic is False or not len(ranker):
             return None  # not even imported: the check for the extra costs a lexical open 20-40 ms
         from . import semantic
@@ -108,42 +109,96 @@ class RankerCache(PageDatabase):
         model = semantic.default_embedder()
         if model is None:
             return None
-        return model, self._page_vectors(model, ranker)
+        return self._page_vectors(model, ranker)
 
-    def _page_vectors(self, model: Any, ranker: LexicalRanker) -> np.ndarray:
-        """One unit vector per page in ranker order; pages without one are embedded (in batches) and stored."""
-        db = self._db
-        stored = {
-            doc_id: np.frombuffer(blob, dtype=np.float32)
-            for doc_id, blob in db.execute("SELECT doc_id, vector FROM page_vectors WHERE model = ?", (model.name,))
-        }
-        missing = [int(doc_id) for doc_id in ranker.doc_ids if int(doc_id) not in stored]
+    def _page_vectors(self, model: Any, ranker: LexicalRanker) -> tuple[Any, np.ndarray]:
+        """The embedder bound to the pages' token weights, and one unit vector per page in ranker order.
+
+        Pages without a vector are embedded (in batches) and stored. The SIF weights come from token counts
+        over the pages, stored in ``meta`` beside the vectors: counted over every page the first time (or
+        when most pages lack a vector, e.g. an index made before the weights: all are embedded again), then
+        added to as pages are embedded, so vectors made earlier keep the weights they were made with.
+        A read-only index (a knowledge pack) that only holds the older mean-pooled vectors ranks with those.
+        """
+        from . import semantic
+
+        doc_ids = [int(doc_id) for doc_id in ranker.doc_ids]
+        stored = self._stored_vectors(model.name)
+        if self.read_only and not stored:
+            legacy = self._stored_vectors(semantic.LEGACY_MODEL_NAME)
+            if legacy:
+                return semantic.WeightedEmbedder(model, None, semantic.LEGACY_MODEL_NAME), self._arranged(
+                    legacy, ranker, model.dimensions
+                )
+        counts = self._token_counts(model.name, len(model.table))
+        missing = [doc_id for doc_id in doc_ids if doc_id not in stored]
+        full = counts is None or 2 * len(missing) > len(doc_ids)
         fresh: dict[int, np.ndarray] = {}
-        with self._unmapped() if missing else nullcontext():  # the pages' text read once: not kept mapped
+        with self._unmapped() if (full or missing) else nullcontext():  # the pages' text read, not kept mapped
+            if full:  # the weights from every page, and every page embedded with them
+                counts = np.zeros(len(model.table), dtype=np.float64)
+                for texts in self._page_texts(model, doc_ids):
+                    counts += model.token_counts(texts)
+                stored, missing = {}, doc_ids
+            elif missing:
+                for texts in self._page_texts(model, missing):
+                    counts += model.token_counts(texts)
+            weights = semantic.sif_weights(counts)
             for start in range(0, len(missing), EMBED_BATCH):  # batches keep the embedding's memory small
                 part = missing[start : start + EMBED_BATCH]
-                marks = ",".join("?" * len(part))
-                sql = f"SELECT id, title, description, content FROM documents WHERE id IN ({marks})"
-                ids, texts = [], []
-                for doc_id, title, description, content in db.execute(sql, part):
-                    ids.append(doc_id)
-                    texts.append(model.page_text(title, description, content))
-                fresh.update(zip(ids, model.embed(texts), strict=True))
+                ids, texts = self._page_rows(model, part)
+                fresh.update(zip(ids, model.embed(texts, weights), strict=True))
         if fresh:
             stored.update(fresh)
-            self._save_vectors(model.name, fresh)
-        vectors = np.zeros((len(ranker.doc_ids), model.dimensions), dtype=np.float32)
-        for position, doc_id in enumerate(ranker.doc_ids):
-            vector = stored.get(int(doc_id))
-            if vector is not None and len(vector) == model.dimensions:
-                vectors[position] = vector
-        return vectors
+            self._save_vectors(model.name, fresh, counts, replace=full)
+        return semantic.WeightedEmbedder(model, weights), self._arranged(stored, ranker, model.dimensions)
 
-    def _save_vectors(self, model_name: str, vectors: dict[int, np.ndarray]) -> None:
+    def _stored_vectors(self, model_name: str) -> dict[int, np.ndarray]:
+        rows = self._db.execute("SELECT doc_id, vector FROM page_vectors WHERE model = ?", (model_name,))
+        return {doc_id: np.frombuffer(blob, dtype=np.float32) for doc_id, blob in rows}
+
+    def _token_counts(self, model_name: str, vocabulary: int) -> np.ndarray | None:
+        """The stored token counts of ``model_name``'s weights, or None (none yet, or not of this vocabulary)."""
+        blob = self._meta(f"token_counts {model_name}")
+        if not isinstance(blob, bytes) or len(blob) != vocabulary * 8:
+            return None
+        return np.frombuffer(blob, dtype=np.float64).copy()
+
+    def _page_rows(self, model: Any, doc_ids: list[int]) -> tuple[list[int], list[str]]:
+        marks = ",".join("?" * len(doc_ids))
+        rows = self._db.execute(f"SELECT id, title, description, content FROM documents WHERE id IN ({marks})", doc_ids)
+        found = [(doc_id, model.page_text(title, description, content)) for doc_id, title, description, content in rows]
+        return [doc_id for doc_id, _ in found], [text for _, text in found]
+
+    def _page_texts(self, model: Any, doc_ids: list[int]) -> Iterator[list[str]]:
+        for start in range(0, len(doc_ids), EMBED_BATCH):
+            yield self._page_rows(model, doc_ids[start : start + EMBED_BATCH])[1]
+
+    @staticmethod
+    def _arranged(vectors: dict[int, np.ndarray], ranker: LexicalRanker, dimensions: int) -> np.ndarray:
+        """The vectors in ranker order (zeros for a page without one)."""
+        out = np.zeros((len(ranker.doc_ids), dimensions), dtype=np.float32)
+        for position, doc_id in enumerate(ranker.doc_ids):
+            vector = vectors.get(int(doc_id))
+            if vector is not None and len(vector) == dimensions:
+                out[position] = vector
+        return out
+
+    def _save_vectors(
+        self, model_name: str, vectors: dict[int, np.ndarray], counts: np.ndarray, *, replace: bool = False
+    ) -> None:
+        """Store page vectors and the token counts their weights came from (``replace``: every page was embedded
+        again, so the vectors of other models or poolings go). Skipped when the file is busy or read-only."""
         db = self._db
         db.execute("PRAGMA busy_timeout = 0")
         try:
             with self._transaction():
+                if replace:
+                    db.execute("DELETE FROM page_vectors WHERE model != ?", (model_name,))
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                    (f"token_counts {model_name}", counts.astype(np.float64).tobytes()),
+                )
                 db.executemany(
                     "INSERT OR REPLACE INTO page_vectors (doc_id, model, vector) SELECT ?, ?, ?"
                     " WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)",

@@ -53,7 +53,8 @@ class PageSearch:
         ranker: The lexical ranker over the pages.
         uris: Each page's URL, in the ranker's page order (for the site filter).
         origins: Each page's origin (``"file"``, ``"fetched"``, ...), same order.
-        dense: Optional ``(model, vectors)``: a :class:`~.semantic.StaticEmbedder` and one unit vector per page;
+        dense: Optional ``(model, vectors)``: a :class:`~.semantic.WeightedEmbedder` (``embed(texts)``, weighted
+            as the page vectors are) and one unit vector per page;
             fused with the share ``ranker.settings.dense_weight``.
     """
 
