@@ -48,6 +48,8 @@ GROUPS: dict[str, tuple[tuple[Path, ...], str]] = {
     "extra": ((QUESTIONS / "extra-genkit-tensorflow.json",), "extra"),
     "D": ((QUESTIONS / "corpus-d.json",), "main"),
     "extra-d": ((QUESTIONS / "extra-d.json",), "extra"),
+    "F": ((QUESTIONS / "corpus-f1.json", QUESTIONS / "corpus-f2.json", QUESTIONS / "corpus-f3.json"), "main"),
+    "extra-f": ((QUESTIONS / "extra-f.json",), "extra"),
 }
 #: Dense shares tried when the semantic extra is installed (fused after the lexical score; 0 = lexical).
 DENSE_WEIGHTS = (0.0, 0.3, 0.4, 0.5)
@@ -55,7 +57,7 @@ DENSE_WEIGHTS = (0.0, 0.3, 0.4, 0.5)
 
 def grid() -> list[dict[str, Any]]:
     """The lexical settings tried: a few sane values per knob, every combination."""
-    axes = {"pair_weight": [0.0, 0.2, 0.3, 0.4, 0.5], "k1": [1.2, 1.6, 2.0]}
+    axes = {"pair_weight": [0.0, 0.2, 0.3, 0.4, 0.5], "k1": [1.2, 1.6, 2.0, 2.5]}
     return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
 
 
