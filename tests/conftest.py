@@ -151,6 +151,15 @@ def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def closed_port_url() -> str:
+    """A URL on a port that was free a moment ago: connecting is refused (an unreachable service)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture
 def corpus_dir() -> Path:
     """The shared corpus of real documentation, or skip where it is absent (e.g. a user's machine)."""
     if not SHARED_CORPUS.is_dir() and not os.environ.get("DEVKNOW_CORPUS"):

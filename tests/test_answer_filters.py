@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -25,15 +24,6 @@ from tests.servers.rest_server import RestServer
 
 QUESTION = "How do I create a bucket?"
 TWO_SITES = '(data_source = "docs.cloud.google.com" OR data_source = "firebase.google.com")'
-
-
-@pytest.fixture
-def closed_port_url() -> str:
-    """A URL on a port that was free a moment ago: connecting is refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/mcp"
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import pytest
 
 from devknow_jupyter.cli import main
 from devknow_jupyter.models import Answer, Documents, SearchResults
-from tests.conftest import FIXTURE_DOCS, ROOT, free_port
+from tests.conftest import FIXTURE_DOCS, ROOT
 
 STARTER = "documents/devknow-jupyter.dev/guide"
 SECRET = "test-only-key-6f1c0e9b"  # never a real key
@@ -44,11 +44,6 @@ def one_error_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.startswith("devknow: error:")]
     assert len(lines) == 1, stderr
     return lines[0]
-
-
-@pytest.fixture
-def closed_port_url() -> str:
-    return f"http://127.0.0.1:{free_port()}/mcp"
 
 
 @pytest.fixture

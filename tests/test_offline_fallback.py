@@ -34,15 +34,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture
-def closed_port_url() -> str:
-    """A URL on a port that was free a moment ago: connecting is refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/mcp"
-
-
-@pytest.fixture
 def silent_url() -> Iterator[str]:
     """A port that listens but never accepts, its backlog already full: connecting or reading times out."""
     listener = socket.socket()
