@@ -153,8 +153,8 @@ def normalise(scores: np.ndarray, how: str, stats: np.ndarray) -> np.ndarray:
     std over every page it matched (``stats``: questions × 4, as shipped code would compute them); unmatched -> 0."""
     low, high, mean, std = (stats[:, i : i + 1] for i in range(4))
     with np.errstate(all="ignore"):
-        if how == "minmax":
-            out = (scores - low) / np.where(high > low, high - low, 1.0)
+        if how == "minmax":  # a page matched alone scores 1
+            out = np.where(high > low, (scores - low) / np.where(high > low, high - low, 1.0), scores * 0 + 1.0)
         elif how == "z":
             z_low, z_high = (low - mean) / np.where(std > 0, std, 1.0), (high - mean) / np.where(std > 0, std, 1.0)
             out = ((scores - mean) / np.where(std > 0, std, 1.0) - z_low) / np.where(z_high > z_low, z_high - z_low, 1)

@@ -44,11 +44,11 @@ def typed_words(text: str) -> list[str]:
 
 
 def _minmax(scores: np.ndarray, matched: np.ndarray) -> np.ndarray:
-    """``scores`` scaled to 0..1 over the ``matched`` pages; the others 0."""
+    """``scores`` scaled to 0..1 over the ``matched`` pages (all 1 when they score alike, e.g. one page); others 0."""
     if not matched.any():
         return np.zeros(len(scores), dtype=np.float32)
     low, high = float(scores[matched].min()), float(scores[matched].max())
-    scaled = (scores - low) / (high - low if high > low else 1.0)
+    scaled = (scores - low) / (high - low) if high > low else np.ones(len(scores))
     return np.where(matched, scaled, 0.0).astype(np.float32)
 
 
