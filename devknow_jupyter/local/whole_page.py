@@ -60,23 +60,26 @@ class WholePageModels:
 
     @cached_property
     def _stats(self) -> dict[str, Any]:
+        """Per word posting its whole-page count; per page its lengths; per word its count over all pages and
+        whether bm25s would make it. Word pairs (the postings after the words') are never looked up here."""
         ranker = self.ranker
-        sizes = np.diff(ranker.offsets)
-        tf = (ranker.counts.astype(np.float32) @ WHOLE_PAGE).astype(np.float32)
+        words = len(ranker.vocabulary)
+        sizes = np.diff(ranker.offsets[: words + 1])
+        end = int(ranker.offsets[words]) if words else 0
+        tf = (ranker.counts[:end].astype(np.float32) @ WHOLE_PAGE).astype(np.float32)
         length = np.maximum(ranker.lengths @ WHOLE_PAGE, 1.0)
-        collection = np.zeros(len(sizes), dtype=np.float64)
+        collection = np.zeros(words, dtype=np.float64)
         nonempty = sizes > 0
         if nonempty.any():
-            collection[nonempty] = np.add.reduceat(tf.astype(np.float64), ranker.offsets[:-1][nonempty])
-        typed = np.zeros(len(sizes), dtype=bool)  # word pairs (after the vocabulary) are never typed words
-        typed[: len(ranker.vocabulary)] = np.fromiter(
+            collection[nonempty] = np.add.reduceat(tf.astype(np.float64), ranker.offsets[:words][nonempty])
+        typed = np.fromiter(
             (len(t) >= 2 and t.replace("_", "a").isalnum() and t not in _TYPED_STOPWORDS for t in ranker.vocabulary),
             bool,
-            len(ranker.vocabulary),
+            words,
         )
         kept = np.repeat(typed, sizes)
         typed_length = np.maximum(
-            np.bincount(ranker.postings[kept], weights=tf[kept], minlength=len(ranker.doc_ids)), 1.0
+            np.bincount(ranker.postings[:end][kept], weights=tf[kept], minlength=len(ranker.doc_ids)), 1.0
         )
         return {
             "tf": tf,
@@ -111,6 +114,8 @@ class WholePageModels:
         live = tf > 0
         index, slots, query, tf = index[live], slots[live], query[live], tf[live]
         pages = self.ranker.postings[index]
+        if not len(pages):  # no page holds a query word (the query is all word pairs, or unknown words)
+            return np.zeros(pages_count, dtype=np.float32)
         matched = np.bincount(pages, minlength=pages_count) > 0
         chance = stats["collection"][slots] / stats["total"]
         score = np.bincount(pages, weights=query * np.log1p(tf / (mu * chance)), minlength=pages_count)
@@ -132,5 +137,7 @@ class WholePageModels:
         df = (self.ranker.offsets[slots + 1] - self.ranker.offsets[slots]).astype(np.float64)
         idf = np.log1p((pages_count - df + 0.5) / (df + 0.5))
         norm = tf + _K1 * (1 - _B + _B * stats["typed_length"][pages] / stats["typed_average"])
+        if not len(pages):
+            return np.zeros(pages_count, dtype=np.float32)
         score = np.bincount(pages, weights=query * idf * tf * (_K1 + 1) / np.maximum(norm, 1e-9), minlength=pages_count)
         return _minmax(score, score > 0)
