@@ -304,11 +304,16 @@ def evaluate(data: dict[str, Any], seed: int, wide: bool = False) -> int:
         return (1 - dense_share) * lexical / np.where(high > 0, high, 1.0) + dense_share * dense
 
     lex = np.array([metrics(fuse(parts, 0.0), lexical_valid) for parts in configs])  # (configs, 2, q)
-    print("\neach model alone (all questions, MRR@5 / recall@5):")
-    for name in names:
-        alone = bm25f if name == "bm25f" else dense if name == "dense" else normalised[(name, "minmax")]
-        rr, rec = metrics(alone, ~np.isnan(raw[names.index(name)]))
-        print(f"  {name:10s} {rr.mean():.3f} / {rec.mean():.3f}")
+    print("\neach model alone, MRR@5 / recall@5 (no choice made: in-sample for each parameter)")
+    print(f"| model | all | {' | '.join(KINDS)} |\n|---|---:|{'---:|' * len(KINDS)}")
+    for name in [*names, "bm25s"]:
+        if name == "bm25s":
+            rr, rec = base_rr, base_recall
+        else:
+            alone = bm25f if name == "bm25f" else dense if name == "dense" else normalised[(name, "minmax")]
+            rr, rec = metrics(alone, ~np.isnan(raw[names.index(name)]))
+        cells = [f"{rr[kinds == kind].mean():.3f}" for kind in KINDS]
+        print(f"| {name} | {rr.mean():.3f} / {rec.mean():.3f} | {' | '.join(cells)} |")
     sem_cache: dict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def sem(c: int, d: float) -> tuple[np.ndarray, np.ndarray]:
