@@ -29,14 +29,12 @@ import argparse
 import itertools
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.bench_index import corpus_path
 from bench.bench_quality import KINDS
-from bench.tune_ranking import _pools, objective
+from bench.tune_ranking import _pools, corpus_for, index_arguments, objective
 
 __all__ = ["main", "model_scores"]
 
@@ -167,19 +165,14 @@ def main(argv: list[str] | None = None) -> int:
     """Score every model and fusion on every question, cross-validate the choice, print the tables."""
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--extra-index", type=Path, default=None)
-    parser.add_argument("--lexical", action="store_true")
-    parser.add_argument("--folds", default="sets")
-    parser.add_argument("--seed", type=int, default=7)
+    index_arguments(parser)
+    parser.add_argument("--seed", type=int, default=7, help="of the paired bootstrap")
     parser.add_argument("--wide", action="store_true", help="the wider grid of weights (and triples)")
     parser.add_argument("--cache", action="store_true", help="reuse the scores saved beside the index")
     args = parser.parse_args(argv)
-    corpus = corpus_path()
+    corpus = corpus_for(args, "tune_ensemble")
     if corpus is None:
-        print("tune_ensemble: ../shared/corpus is not present")
         return 0
-    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
     cache = args.index.with_name(args.index.stem + f"-ensemble{'-lexical' if args.lexical else ''}.npz")
     if args.cache and cache.exists():
         data = dict(np.load(cache, allow_pickle=True))
@@ -191,7 +184,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def collect(pools: list[Any]) -> dict[str, Any]:
     """Every model's scores of each question's candidates (models × questions × candidates), and the metrics' needs."""
-    from devknow_jupyter.local.query import ranking_query  # noqa: F401  (the pools parsed the queries)
     from devknow_jupyter.local.ranker import RankSettings, query_weights
 
     semantic = all(pool.dense is not None for pool, _ in pools)
