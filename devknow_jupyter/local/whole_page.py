@@ -72,11 +72,7 @@ class WholePageModels:
         nonempty = sizes > 0
         if nonempty.any():
             collection[nonempty] = np.add.reduceat(tf.astype(np.float64), ranker.offsets[:words][nonempty])
-        typed = np.fromiter(
-            (len(t) >= 2 and t.replace("_", "a").isalnum() and t not in _TYPED_STOPWORDS for t in ranker.vocabulary),
-            bool,
-            words,
-        )
+        typed = self._typed_terms()
         kept = np.repeat(typed, sizes)
         typed_length = np.maximum(
             np.bincount(ranker.postings[:end][kept], weights=tf[kept], minlength=len(ranker.doc_ids)), 1.0
@@ -90,6 +86,15 @@ class WholePageModels:
             "typed_length": typed_length,
             "typed_average": max(float(typed_length.mean()), 1.0) if len(typed_length) else 1.0,
         }
+
+    def _typed_terms(self) -> np.ndarray:
+        """Whether bm25s would make each word of the vocabulary: two or more word characters, not a stopword."""
+        vocabulary = self.ranker.vocabulary
+        return np.fromiter(
+            (len(t) >= 2 and t.replace("_", "a").isalnum() and t not in _TYPED_STOPWORDS for t in vocabulary),
+            bool,
+            len(vocabulary),
+        )
 
     def _postings(self, weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """The postings of weighted terms: (posting index, term slot, query weight) per posting, and the weights'
