@@ -52,6 +52,16 @@ def _minmax(scores: np.ndarray, matched: np.ndarray) -> np.ndarray:
     return np.where(matched, scaled, 0.0).astype(np.float32)
 
 
+def _whole_page(per_field: np.ndarray) -> np.ndarray:
+    """Per row, the fields summed with the :data:`WHOLE_PAGE` weights (column by column: no float copy of the
+    whole array, and no BLAS threads, which cost more than this on a busy machine)."""
+    total = np.zeros(len(per_field), dtype=np.float32)
+    for field, weight in enumerate(WHOLE_PAGE.tolist()):
+        if weight:
+            total += np.float32(weight) * per_field[:, field]
+    return total
+
+
 class WholePageModels:
     """Query likelihood and plain BM25 over a :class:`~.ranker.LexicalRanker`'s postings, whole pages."""
 
@@ -66,8 +76,8 @@ class WholePageModels:
         words = len(ranker.vocabulary)
         sizes = np.diff(ranker.offsets[: words + 1])
         end = int(ranker.offsets[words]) if words else 0
-        tf = (ranker.counts[:end].astype(np.float32) @ WHOLE_PAGE).astype(np.float32)
-        length = np.maximum(ranker.lengths @ WHOLE_PAGE, 1.0)
+        tf = _whole_page(ranker.counts[:end])
+        length = np.maximum(_whole_page(ranker.lengths), 1.0)
         collection = np.zeros(words, dtype=np.float64)
         nonempty = sizes > 0
         if nonempty.any():
