@@ -24,16 +24,14 @@ difference in MRR@5 with a bootstrap 95% interval, and the picks.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.bench_index import corpus_path
-from bench.tune_dense import DenseData, _cv, _table, _unit
+from bench.tune_dense import DenseData, _cv, _table, _unit, setup
 from bench.tune_ranking import _pools
 
 __all__ = ["main"]
@@ -247,19 +245,12 @@ def _interval(difference: np.ndarray, rounds: int = 2000) -> tuple[float, float]
 
 def main(argv: list[str] | None = None) -> int:
     """Score every family's variants on every question, cross-validate each family's choice, print the tables."""
-    parser = argparse.ArgumentParser(description="Corpus-learned semantics, by leave-one-set-out cross-validation.")
-    parser.add_argument("--index", type=Path, required=True, help="an index of ../shared/corpus (built when empty)")
-    parser.add_argument("--extra-index", type=Path, default=None, help="an index of the Genkit + TensorFlow pages")
-    parser.add_argument("--markdown", action="store_true")
-    args = parser.parse_args(argv)
     from devknow_jupyter.local.index import LocalIndex
-    from devknow_jupyter.local.semantic import default_embedder
 
-    model = default_embedder()
-    if corpus_path() is None or model is None:
-        print("tune_lsa: needs ../shared/corpus and the semantic extra (the lexical figures are printed with it)")
+    ready = setup("tune_lsa", "Corpus-learned semantics, by leave-one-set-out cross-validation.", argv)
+    if ready is None:  # the lexical figures are printed beside the semantic ones: both need the extra's pools
         return 0
-    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
+    args, model = ready
     args.lexical = False
     choices: dict[tuple[str, str], dict[str, list[tuple[np.ndarray, np.ndarray]]]] = {}
     bm25s, questions = [], []
