@@ -2,7 +2,8 @@
 
 Pages follow each other in the order of one whole ranking (no gap, no overlap), the token is opaque and
 refused for another search or after the index changed, and ``since`` applies where the index knows a date
-(a file's modification time) and says plainly where it does not (knowledge packs, fetched pages).
+(a page's own date in its front matter or JSON Lines record, else its file's modification time) and says
+plainly where it does not (knowledge packs, fetched pages).
 """
 
 from __future__ import annotations
@@ -138,6 +139,72 @@ def test_since_says_what_it_cannot_date(tmp_path: Path) -> None:
         hits = client.search_documents("lantern", since="2025-01-01")
     assert hits.names == ["documents/lanterns.example/fetched"]
     assert any(notice.startswith("Not applied: since 2025-01-01") for notice in hits.info.notices)
+
+
+def test_a_pages_own_date_wins_over_its_file_time(tmp_path: Path) -> None:
+    """A git checkout gives every file the checkout's time: the front matter's date is the one that counts."""
+    folder = write_pages(tmp_path / "lanterns")
+    for number, colour in enumerate(COLOURS):  # every file touched now; the first three say they are old
+        path = folder / f"{colour}.md"
+        text = path.read_text(encoding="utf-8")
+        if number < 3:
+            key = ("lastmod", "updated", "date")[number]
+            text = text.replace("---\n#", f"{key}: 2019-0{number + 1}-15\n---\n#", 1)
+        path.write_text(text, encoding="utf-8")
+    (folder / "oddly-dated.md").write_text(
+        "---\nname: documents/lanterns.example/odd\ndate: next spring\n---\n# Odd\n\nA lantern, oddly dated.\n",
+        encoding="utf-8",
+    )
+    index = LocalIndex(tmp_path / "index.sqlite3")
+    report = index.add_folder(folder)
+    with DevKnowClient(backend=LocalBackend(index), cache=False) as client:
+        recent = client.search_documents("lantern", since="2025-01-01", page_size=20)
+        old = client.search_documents("lantern", since="2019-02-01", page_size=20)
+    dated_old = {f"documents/lanterns.example/{colour}" for colour in COLOURS[:3]}
+    assert not dated_old & set(recent.names) and len(recent) == 12  # 11 others + the odd one (file time)
+    assert set(old.names) >= {"documents/lanterns.example/plum", *sorted(dated_old)[1:]}
+    assert "documents/lanterns.example/amber" not in old.names  # lastmod 2019-01-15
+    assert any("'date' is not a date ('next spring')" in why for _, why in report.warnings)
+
+
+def test_json_lines_records_may_carry_their_date(tmp_path: Path) -> None:
+    folder = tmp_path / "records"
+    folder.mkdir()
+    lines = [
+        {"name": "documents/lanterns.example/old", "content": "# Old\n\nA lantern.", "updated": "2020-05-01T10:00:00Z"},
+        {"name": "documents/lanterns.example/new", "content": "# New\n\nA lantern.", "updated": "2026-05-01"},
+        {"name": "documents/lanterns.example/plain", "content": "# Plain\n\nA lantern."},
+    ]
+    records = folder / "pages.jsonl"
+    records.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    index = LocalIndex(tmp_path / "index.sqlite3")
+    index.add_folder(folder)
+    with DevKnowClient(backend=LocalBackend(index), cache=False) as client:
+        hits = client.search_documents("lantern", since="2025-01-01")
+        assert sorted(hits.names) == ["documents/lanterns.example/new", "documents/lanterns.example/plain"]
+        lines[1]["updated"] = "2024-12-31"  # only the date changes: the line is written again
+        records.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+        report = index.add_folder(folder)
+        hits = client.search_documents("lantern", since="2025-01-01")
+    assert (report.updated, report.unchanged) == (1, 2)
+    assert hits.names == ["documents/lanterns.example/plain"]
+
+
+def test_an_index_made_before_page_dates_opens_and_filters_by_file_time(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "index.sqlite3"
+    LocalIndex(path).add_folder(write_pages(tmp_path / "lanterns"))
+    with sqlite3.connect(path) as db:  # the layout of an index made before the column existed
+        db.execute("ALTER TABLE documents DROP COLUMN updated_ns")
+    packed = LocalIndex(path, read_only=True)  # as a knowledge pack opens: left as it is
+    with DevKnowClient(backend=LocalBackend(packed), cache=False) as client:
+        assert len(client.search_documents("lantern", since="2025-01-01", page_size=20)) == 7
+    packed.close()
+    with DevKnowClient(f"local:{path}", cache=False) as client:  # writable: the column is added
+        assert len(client.search_documents("lantern", since="2025-01-01", page_size=20)) == 7
+    with sqlite3.connect(path) as db:
+        assert "updated_ns" in {row[1] for row in db.execute("PRAGMA table_info(documents)")}
 
 
 def test_a_bad_date_and_a_bad_page_size_are_refused() -> None:

@@ -43,6 +43,7 @@ class _Page:
     description: str
     content: str
     chunks: list[Chunk]
+    updated_ns: int | None = None  # when the page says it was last updated (front matter, JSON Lines)
 
 
 _Skip = Unreadable  # a file or document that cannot be indexed; the message is the reason shown
@@ -79,6 +80,7 @@ CREATE TABLE IF NOT EXISTS documents (
     path TEXT UNIQUE,
     mtime_ns INTEGER,
     size INTEGER,
+    updated_ns INTEGER,  -- the page's own date (front matter), else NULL: dated by mtime_ns
     sha256 TEXT NOT NULL,
     indexed REAL NOT NULL
 );
@@ -134,6 +136,7 @@ class PageDatabase:
         self._closed = False
         self.read_only = read_only
         self._mmap_bytes = 0  # set by _setup when the file is read through a memory map
+        self.has_page_dates = True  # False for a read-only index made before pages had their own dates
         self._unmapped_depth = 0
         try:
             if self.path != ":memory:" and not read_only:
@@ -183,6 +186,7 @@ class PageDatabase:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             version = row[0] if row else None
         if version == SCHEMA_VERSION:
+            self._add_page_dates()
             return
         with self._transaction():
             if version is not None:  # an older layout: rebuild (folders are kept and reindex on next run)
@@ -192,6 +196,17 @@ class PageDatabase:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+    def _add_page_dates(self) -> None:
+        """Give an index made before pages had their own dates the ``updated_ns`` column (NULL: dated by file).
+
+        A read-only file (a knowledge pack) is left as it is: :attr:`has_page_dates` says which it is."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(documents)")}
+        if "updated_ns" not in columns and not self.read_only:
+            with self._transaction():
+                self._db.execute("ALTER TABLE documents ADD COLUMN updated_ns INTEGER")
+            columns.add("updated_ns")
+        self.has_page_dates = "updated_ns" in columns
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -276,13 +291,14 @@ class PageDatabase:
             path,
             stat.st_mtime_ns if stat else None,
             stat.st_size if stat else None,
+            page.updated_ns,
             digest,
             time.time(),
         )
         if owner is None:
             doc_id = db.execute(
-                "INSERT INTO documents (uri, title, description, content, origin, root, path, mtime_ns, size, sha256,"
-                " indexed, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO documents (uri, title, description, content, origin, root, path, mtime_ns, size,"
+                " updated_ns, sha256, indexed, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*values, page.name),
             ).lastrowid
         else:
@@ -290,7 +306,7 @@ class PageDatabase:
             self._delete_chunks(doc_id)
             db.execute(
                 "UPDATE documents SET uri = ?, title = ?, description = ?, content = ?, origin = ?, root = ?, path = ?,"
-                " mtime_ns = ?, size = ?, sha256 = ?, indexed = ? WHERE id = ?",
+                " mtime_ns = ?, size = ?, updated_ns = ?, sha256 = ?, indexed = ? WHERE id = ?",
                 (*values, doc_id),
             )
         self._write_passages(doc_id, page)

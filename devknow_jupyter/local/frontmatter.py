@@ -1,7 +1,8 @@
 """YAML front matter of a Markdown page: the block between two ``---`` lines at the very top.
 
-Only four fields matter to the index (``name``, ``uri``, ``title``, ``description``); others are kept in
-``meta`` but unused. A broken block raises :class:`FrontMatterError` with a reason a user can act on,
+Four fields name and describe the page (``name``, ``uri``, ``title``, ``description``), and a date field
+(:data:`DATE_FIELDS`, as static site generators write them) says when it was last updated; others are kept
+in ``meta`` but unused. A broken block raises :class:`FrontMatterError` with a reason a user can act on,
 because silently indexing a page under a different name would be worse than skipping it.
 """
 
@@ -14,10 +15,13 @@ from typing import Any
 
 import yaml
 
-__all__ = ["FIELDS", "FrontMatter", "FrontMatterError", "split_front_matter"]
+__all__ = ["DATE_FIELDS", "FIELDS", "FrontMatter", "FrontMatterError", "page_date", "split_front_matter"]
 
 #: The fields the index reads, all strings.
 FIELDS = ("name", "uri", "title", "description")
+#: Where a page says when it was last updated, first found wins: Hugo's ``lastmod``, Jekyll's
+#: ``last_modified_at``, MkDocs' ``updated``; ``date`` (often the first publication) comes last.
+DATE_FIELDS = ("updated", "last_updated", "lastmod", "last_modified", "last_modified_at", "modified", "date")
 
 # The C loader is several times faster; fall back to the pure-Python one where libyaml is missing.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -76,3 +80,20 @@ def split_front_matter(text: str) -> FrontMatter:
         if isinstance(value, (datetime.date, datetime.datetime)):
             meta[key] = value.isoformat()
     return FrontMatter({str(key): value for key, value in meta.items()}, body)
+
+
+def page_date(meta: dict[str, Any]) -> tuple[int | None, str]:
+    """When a page was last updated by its front matter (or a JSON Lines record): nanoseconds since the
+    epoch (None when it says nothing usable) and, for a date field that is not a date, the reason to report."""
+    from ..errors import ConfigurationError
+    from ..rest.filters import epoch_nanoseconds  # pure: one reading of dates for filters and pages
+
+    for key in DATE_FIELDS:
+        value = meta.get(key)
+        if value is None or value == "":
+            continue
+        try:
+            return epoch_nanoseconds(value)[0], ""
+        except ConfigurationError:
+            return None, f"the date field {key!r} is not a date ({str(value)[:40]!r}); the file's time dates the page"
+    return None, ""

@@ -164,7 +164,8 @@ class LocalIndex(FolderIndexing):
         The ranker's list is taken whole (every page with a positive score, ties in page order), so the
         pages of one search at one :attr:`SearchPage.generation` follow each other without gap or overlap.
         ``since_ns`` (nanoseconds since the epoch) leaves out the pages known to be older: a page read from a
-        file is dated by the file's modification time; pages without a date (from knowledge packs, fetched
+        file is dated by its front matter's date field (:data:`~.frontmatter.DATE_FIELDS`), else by the file's
+        modification time; pages without a date (from knowledge packs, fetched
         from the service) are kept and counted in :attr:`SearchPage.undated`.
         """
         with self._lock:
@@ -185,7 +186,9 @@ class LocalIndex(FolderIndexing):
         no date (kept) and a date."""
         if since_ns is None or not ranked:
             return ranked, 0, 0
-        dates = dict(self._db.execute("SELECT id, mtime_ns FROM documents"))
+        # A page's own date (front matter) where it gave one, else its file's modification time.
+        date = "COALESCE(updated_ns, mtime_ns)" if self.has_page_dates else "mtime_ns"
+        dates = dict(self._db.execute(f"SELECT id, {date} FROM documents"))
         undated = sum(1 for doc_id in ranked if dates.get(doc_id) is None)
         kept = [doc_id for doc_id in ranked if dates.get(doc_id) is None or dates[doc_id] >= since_ns]
         return kept, undated, len(ranked) - undated

@@ -21,7 +21,7 @@ from ..errors import ConfigurationError
 from ..models import DOCUMENT_PREFIX, Document, name_to_uri
 from .chunking import ChunkSizes, chunk_markdown, first_heading
 from .database import _JSONL_MARK, _duplicate, _Page, _reports_failures, _Skip, _source_file
-from .frontmatter import FrontMatterError, split_front_matter
+from .frontmatter import FrontMatterError, page_date, split_front_matter
 from .ranker_cache import RankerCache
 from .reading import JSONL_SUFFIXES, Unreadable, jsonl_documents, open_document, size_text, walk_folder
 
@@ -254,7 +254,10 @@ class FolderIndexing(RankerCache):
             raise _Skip("no Markdown after the front matter")
         title = front.get("title") or first_heading(body) or _title_from_path(path)
         uri = front.get("uri") or (path.as_uri() if name.startswith(LOCAL_PREFIX) else name_to_uri(name))
-        return self._page(name, uri, title, front.get("description"), body)
+        updated_ns, problem = page_date(front.meta)
+        if problem:
+            report.warnings.append((str(path), problem))
+        return self._page(name, uri, title, front.get("description"), body, updated_ns)
 
     def _index_jsonl(self, root: Path, path: Path, known: dict[str, tuple[Any, ...]], report: IndexReport) -> None:
         """Index the documents of one JSON Lines file inside the open batch, line by line.
@@ -308,7 +311,12 @@ class FolderIndexing(RankerCache):
         name, content = fields["name"], fields["content"]
         title = fields["title"] or first_heading(content) or _title_from_name(name)
         uri = fields["uri"] or name_to_uri(name)
-        digest = hashlib.sha256("\x00".join((uri, title, fields["description"], content)).encode("utf-8")).hexdigest()
+        updated_ns, problem = page_date(fields)
+        if problem:
+            report.warnings.append((where, problem))
+        # The date joins the digest only when there is one, so lines without a date keep their old digests.
+        parts = (uri, title, fields["description"], content) + ((str(updated_ns),) if updated_ns is not None else ())
+        digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
         row = known.get(key)
         if row is not None and row[3] == digest:
             report.unchanged += 1
@@ -319,12 +327,14 @@ class FolderIndexing(RankerCache):
             if taken is not None:
                 report.skipped.append((where, _duplicate(name, taken[0])))
                 return 0
-        page = self._page(name, uri, title, fields["description"], content)
+        page = self._page(name, uri, title, fields["description"], content, updated_ns)
         return self._write_file_page(page, digest, report, where, root=str(root), path=key)
 
-    def _page(self, name: str, uri: str, title: str, description: str, content: str) -> _Page:
+    def _page(
+        self, name: str, uri: str, title: str, description: str, content: str, updated_ns: int | None = None
+    ) -> _Page:
         chunks = chunk_markdown(content, title, self.sizes)
-        return _Page(name, uri, " ".join(title.split()), description.strip(), content, chunks)
+        return _Page(name, uri, " ".join(title.split()), description.strip(), content, chunks, updated_ns)
 
     def _remove_missing(self, root: Path, present: set[str], report: IndexReport) -> None:
         rows = self._db.execute("SELECT id, path FROM documents WHERE root = ?", (str(root),)).fetchall()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import hashlib
 import json
 from typing import Any
@@ -59,14 +58,12 @@ def stale_token() -> ToolError:
 
 def since_nanoseconds(value: Any, tool: str = "search_documents") -> tuple[int, str]:
     """``since`` as sent (an RFC 3339 time or a date) → nanoseconds since the epoch, and its RFC 3339 form."""
-    from ..rest.filters import rfc3339  # pure: the same reading of dates as the REST filter's
+    from ..rest.filters import epoch_nanoseconds  # pure: the same reading of dates as the REST filter's
 
     try:
-        moment = rfc3339(value)
+        return epoch_nanoseconds(value)
     except ConfigurationError as exc:
         raise _invalid(f"since: {exc.message}", tool) from None
-    parsed = dt.datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    return int(parsed.timestamp()) * 1_000_000_000, moment
 
 
 def undated_notice(moment: str, undated: int, dated: bool) -> str | None:
@@ -76,11 +73,11 @@ def undated_notice(moment: str, undated: int, dated: bool) -> str | None:
     """
     if not undated:
         return None
-    why = "only pages read from files have a date here (their modification time); pages from knowledge packs "
-    why += "or fetched from the service have none"
+    why = "only pages read from files have a date here (their front matter's date, else the file's time); pages "
+    why += "from knowledge packs or fetched from the service have none"
     if not dated:
         return f"Not applied: since {moment} ({why})."
-    return f"since {moment} applied by file modification time; {undated} matching pages without a date kept ({why})."
+    return f"since {moment} applied by page date; {undated} matching pages without a date kept ({why})."
 
 
 def _invalid(message: str, tool: str = "search_documents") -> ToolError:

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .frontmatter import DATE_FIELDS
+
 __all__ = [
     "JSONL_SUFFIXES",
     "MARKDOWN_SUFFIXES",
@@ -248,7 +250,8 @@ def jsonl_documents(
     """The documents of a JSON Lines file, line by line (blank lines are ignored).
 
     A good line is an object with ``content`` and a ``name`` or ``uri`` (``title`` and ``description``
-    optional), all strings; ``name_of(fields)`` makes its document name, which replaces ``fields["name"]``.
+    optional), all strings, and optionally a date field (``updated``, ``lastmod``, ``date``, ...:
+    :data:`~.frontmatter.DATE_FIELDS`); ``name_of(fields)`` makes its document name, which replaces ``fields["name"]``.
     A bad line gives its reason: longer than ``limit`` bytes, not JSON, not an object, a missing field, a
     field that is not a string, no usable name, or a name already used on an earlier line.
     """
@@ -286,6 +289,8 @@ def _document_fields(record: Any) -> tuple[str, dict[str, str] | None]:
     if wrong:
         return f"{', '.join(wrong)}: not a string", None
     fields = {key: record.get(key) or "" for key in _TEXT_FIELDS}
+    # A date the record gives (as front matter would): kept as text, read by ``page_date``.
+    fields.update({key: str(record[key]) for key in DATE_FIELDS if record.get(key) not in (None, "")})
     for key in ("name", "uri", "title", "description"):
         fields[key] = fields[key].strip()
     if not fields["name"] and not fields["uri"]:

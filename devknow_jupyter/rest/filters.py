@@ -56,6 +56,15 @@ def rfc3339(since: Any) -> str:
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def epoch_nanoseconds(moment: Any) -> tuple[int, str]:
+    """A date or time (as :func:`rfc3339` reads it) as nanoseconds since the epoch, and its RFC 3339 form.
+
+    Raises :class:`ConfigurationError` when it is not a date."""
+    text = rfc3339(moment)
+    parsed = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    return int(parsed.timestamp()) * 1_000_000_000, text
+
+
 def build_filter(sources: list[str], since: Any = None) -> str:
     """``data_source = "a" OR data_source = "b"`` (hosts only: a path can't be filtered by the service), then
     ``AND update_time >= "…"``; empty when there is nothing to filter."""
