@@ -141,15 +141,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, required=True, help="an index of ../shared/corpus (built when empty)")
     parser.add_argument("--extra-index", type=Path, default=None, help="an index of the Genkit + TensorFlow pages")
     args = parser.parse_args(argv)
-    corpus = corpus_path()
-    if corpus is None:
-        print("tune_document: ../shared/corpus is not present")
-        return 0
-    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
-    args.lexical = False
     from devknow_jupyter.local.index import LocalIndex
 
-    pairs = _pools(args, corpus)
+    args.lexical = False  # the pools' page vectors are fused with every variant
+    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
+    if corpus_path() is None:
+        print("tune_document: ../shared/corpus is not present")
+        return 0
+    pairs = _pools(args, corpus_path())
     pools = [pool for pool, _ in pairs]
     if any(pool.dense is None for pool in pools):
         print("tune_document: needs the semantic extra (DEVKNOW_SEMANTIC=1)")
