@@ -180,21 +180,32 @@ def _cv(rr: np.ndarray, recall: np.ndarray, labels: np.ndarray) -> tuple[np.ndar
     return held_rr, held_recall, picks
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Score every family's variants, cross-validate each family's choice, print the tables."""
-    parser = argparse.ArgumentParser(description="Choose the dense signal by leave-one-set-out cross-validation.")
+def setup(program: str, description: str, argv: list[str] | None) -> tuple[argparse.Namespace, Any] | None:
+    """The arguments (``--index``, ``--extra-index``, ``--markdown``) and the wheel's embedder of a tuning command;
+    None (after saying why) without the corpus or the semantic extra."""
+    from devknow_jupyter.local.semantic import default_embedder
+
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--index", type=Path, required=True, help="an index of ../shared/corpus (built when empty)")
     parser.add_argument("--extra-index", type=Path, default=None, help="an index of the Genkit + TensorFlow pages")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    from devknow_jupyter.local.index import LocalIndex
-    from devknow_jupyter.local.semantic import default_embedder
-
     model = default_embedder()
     if corpus_path() is None or model is None:
-        print("tune_dense: needs ../shared/corpus and the semantic extra")
-        return 0
+        print(f"{program}: needs ../shared/corpus and the semantic extra")
+        return None
     args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
+    return args, model
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score every family's variants, cross-validate each family's choice, print the tables."""
+    from devknow_jupyter.local.index import LocalIndex
+
+    ready = setup("tune_dense", "Choose the dense signal by leave-one-set-out cross-validation.", argv)
+    if ready is None:
+        return 0
+    args, model = ready
     args.lexical = True  # the pools' own (stored) vectors are not used here
     paths = (args.index, args.extra_index)
     corpora = []

@@ -37,7 +37,7 @@ import numpy as np
 from bench.bench_index import EXCLUDE, corpus_path
 from bench.bench_quality import KINDS, QUESTIONS, SETS, K, bm25s_search, extra_corpus, jsonl_pages
 
-__all__ = ["GROUPS", "grid", "load_group", "main", "objective"]
+__all__ = ["GROUPS", "corpus_for", "grid", "index_arguments", "load_group", "main", "objective"]
 
 #: The folds: each set of questions, its files and the pages it asks about ("main": ../shared/corpus).
 GROUPS: dict[str, tuple[tuple[Path, ...], str]] = {
@@ -164,20 +164,33 @@ def _pools(args: argparse.Namespace, corpus: Path) -> list[tuple[Pool, Path]]:
     return pools
 
 
+def index_arguments(parser: argparse.ArgumentParser) -> None:
+    """The indexes a tuning command scores on (``--index``, ``--extra-index``) and ``--lexical``."""
+    parser.add_argument("--index", type=Path, required=True, help="an index of ../shared/corpus (built when empty)")
+    parser.add_argument("--extra-index", type=Path, default=None, help="an index of the Genkit + TensorFlow pages")
+    parser.add_argument("--lexical", action="store_true", help="leave the semantic extra out")
+
+
+def corpus_for(args: argparse.Namespace, command: str) -> Path | None:
+    """The corpus (None, said, when absent); ``args.extra_index`` defaults to a file beside ``args.index``."""
+    corpus = corpus_path()
+    if corpus is None:
+        print(f"{command}: ../shared/corpus is not present")
+        return None
+    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
+    return corpus
+
+
 def main(argv: list[str] | None = None) -> int:
     """Score the grid on every set, cross-validate the choice (one set left out at a time), print the tables."""
     parser = argparse.ArgumentParser(description="Choose the ranking settings by leave-one-set-out cross-validation.")
-    parser.add_argument("--index", type=Path, required=True, help="an index of ../shared/corpus (built when empty)")
-    parser.add_argument("--extra-index", type=Path, default=None, help="an index of the Genkit + TensorFlow pages")
+    index_arguments(parser)
     parser.add_argument("--folds", choices=("sets", "sources"), default="sets", help="leave out a set, or a source")
-    parser.add_argument("--lexical", action="store_true", help="leave the semantic extra out")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    corpus = corpus_path()
+    corpus = corpus_for(args, "tune_ranking")
     if corpus is None:
-        print("tune_ranking: ../shared/corpus is not present")
         return 0
-    args.extra_index = args.extra_index or args.index.with_name(args.index.stem + "-extra.sqlite3")
     pools = _pools(args, corpus)
     semantic = all(pool.dense is not None for pool, _ in pools)
     dense_weights = DENSE_WEIGHTS if semantic else (0.0,)

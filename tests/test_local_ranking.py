@@ -163,8 +163,13 @@ def test_plain_whole_page_bm25_fused_in_ranks_by_the_pages_text_not_its_url(tmp_
 
 def test_a_page_that_says_the_words_together_ranks_above_one_that_scatters_them(tmp_path: Path) -> None:
     """Word pairs: "rotate a service account key" finds the page with "service account key" as a phrase, even
-    though another page repeats each word more often (apart); without the pairs that page comes first."""
+    though another page repeats each word more often (apart); without the pairs that page comes first.
+
+    BM25F alone: the whole-page models fused with it in lexical search see no pairs, and on these four short
+    pages they favour the one that repeats the words (the pairs' own effect is what this test checks)."""
     from devknow_jupyter.local.ranker import RankSettings
+
+    bm25f_alone = {"likelihood_weight": 0.0, "words_weight": 0.0}
 
     docs = tmp_path / "docs"
     page(
@@ -181,7 +186,7 @@ def test_a_page_that_says_the_words_together_ranks_above_one_that_scatters_them(
     page(docs, "overview", "keys.test", "Overview", f"# Overview\n\nA service account key is a secret file. {filler}\n")
     series(docs, 5, "keys.test", "misc-{i}", "Miscellany {i}", "Printers, paper and toner.")
     for pair_weight, first in [(RankSettings().pair_weight, "rotating"), (0.0, "concepts")]:
-        ranking = RankSettings(pair_weight=pair_weight)
+        ranking = RankSettings(pair_weight=pair_weight, **bm25f_alone)
         with LocalIndex(tmp_path / f"index-{pair_weight}.sqlite3", ranking=ranking) as index:
             index.add_folder(docs)
             hits = index.search("how do I rotate a service account key")
@@ -190,7 +195,9 @@ def test_a_page_that_says_the_words_together_ranks_above_one_that_scatters_them(
     # Another process opens the stored ranker (pairs are kept as numeric keys) and ranks the same way.
     script = (
         "import sys; from devknow_jupyter.local.index import LocalIndex\n"
-        "with LocalIndex(sys.argv[1]) as index: print(index.search(sys.argv[2])[0]['parent'])"
+        "from devknow_jupyter.local.ranker import RankSettings\n"
+        f"ranking = RankSettings(**{bm25f_alone!r})\n"
+        "with LocalIndex(sys.argv[1], ranking=ranking) as index: print(index.search(sys.argv[2])[0]['parent'])"
     )
     path = str(tmp_path / f"index-{RankSettings().pair_weight}.sqlite3")
     query = "how do I rotate a service account key"
@@ -204,3 +211,41 @@ def test_word_pairs_skip_glue_words_and_split_identifiers() -> None:
     assert word_pairs("Run a command-line tool") == ["run command", "command line", "line tool"]
     assert word_pairs("call getUserName twice") == ["call get", "get user", "user name", "name twice"]
     assert ranking_query("sign in with a service account").pairs == ("sign service", "service account")
+
+
+def test_an_identifier_typed_whole_finds_the_page_that_names_it_over_one_titled_with_its_words(tmp_path: Path) -> None:
+    """The lexical ensemble: "start_dry_run" ranks the page that names the tool first. BM25F alone puts the page
+    titled "Dry run" (its words in the title and URL path) first; plain BM25 over the words as typed (bm25s's cut
+    keeps ``start_dry_run`` whole) and the whole-page query likelihood lift the page that says it, twice."""
+    from devknow_jupyter.local.ranker import RankSettings
+
+    docs = tmp_path / "docs"
+    page(
+        docs, "dry-run", "ship.test", "Dry run",
+        "# Dry run\n\nA dry run shows what a deploy would change without changing it. It lists every change.\n",
+    )
+    page(
+        docs, "deploy-tools", "ship.test", "Deploy tools",
+        "# Deploy tools\n\nThe deploy agent has four tools. It calls start_dry_run to preview a release, "
+        "apply_release to ship it, rollback_release to undo it and list_releases to see past ones. Each tool "
+        "takes the project name; call start_dry_run first.\n",
+    )
+    series(docs, 8, "ship.test", "other-{i}", "Other topic {i}", "Planting trees and watering them, number {i}.")
+    with DevKnowClient(f"local:{docs}", cache=False) as client:
+        found = client.search_documents("start_dry_run")
+    assert found.names[:2] == ["documents/ship.test/deploy-tools", "documents/ship.test/dry-run"]
+    alone = RankSettings(likelihood_weight=0.0, words_weight=0.0)
+    with LocalIndex(tmp_path / "bm25f.sqlite3", ranking=alone) as index:
+        index.add_folder(docs)
+        assert [hit["parent"] for hit in index.search("start_dry_run")][:2] == [
+            "documents/ship.test/dry-run", "documents/ship.test/deploy-tools"
+        ]
+
+
+def test_the_typed_words_keep_a_pasted_messages_own_words(tmp_path: Path) -> None:
+    """The words as typed are cut as bm25s cuts them: no message rewrite, identifiers whole, its 33 stopwords."""
+    from devknow_jupyter.local.whole_page import typed_words
+
+    assert typed_words("Uncaught Exception: the prefer_const_constructors rule isn't on") == [
+        "uncaught", "exception", "prefer_const_constructors", "rule", "isn",
+    ]

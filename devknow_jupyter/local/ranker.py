@@ -76,6 +76,14 @@ class RankSettings:
     ``python -m bench.tune_dense``).
     ``plain_weight``: the share of a plain whole-page BM25 score (``plain_fields`` summed, one length
     normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
+    ``likelihood_weight``, ``likelihood_mu`` and ``words_weight``: in lexical search (no dense scores), the shares of
+    two whole-page models added to BM25F ÷ its best (:mod:`.whole_page`): Dirichlet query likelihood with
+    smoothing ``mu``, and plain BM25 over the query's words as typed (bm25s's cut, message not rewritten), each
+    scaled 0..1 over the pages it matched. Chosen by ``python -m bench.tune_ensemble`` (leave one set out over
+    the 11 folds: 10 of 11 folds picked mu 2000 at 0.3 with the typed words at 0.3, one 0.2; +0.008 MRR@5 held
+    out, paired bootstrap 95% interval +0.002 to +0.014; DPH, PL2 and other normalisations never picked). With the
+    semantic extra they stay off: fused with the dense scores they gained nothing held out (+0.002, interval
+    -0.004 to +0.007).
     """
 
     weights: tuple[float, float, float, float, float] = (2.0, 2.0, 1.0, 1.0, 1.0)
@@ -89,6 +97,9 @@ class RankSettings:
     plain_weight: float = 0.0
     plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
     plain_b: float = 0.75
+    likelihood_weight: float = 0.3
+    likelihood_mu: float = 2000.0
+    words_weight: float = 0.3
 
 
 @dataclass

@@ -23,6 +23,7 @@ import numpy as np
 from ..names import source_matches
 from .query import ranking_query
 from .ranker import LexicalRanker, query_weights
+from .whole_page import WholePageModels, typed_words
 
 __all__ = ["WEAK_MATCH", "PageSearch", "SearchOutcome"]
 
@@ -71,6 +72,7 @@ class PageSearch:
         self.origins = np.array(origins, dtype=object)
         self.dense = dense
         self.dense_weight = ranker.settings.dense_weight
+        self.whole_page = WholePageModels(ranker)
         self._sites: dict[str, np.ndarray] = {}
 
     @property
@@ -92,11 +94,16 @@ class PageSearch:
             mask = (self.origins == origin) if mask is None else mask & (self.origins == origin)
         return mask
 
-    def scores(self, query_text: str, tokens: tuple[str, ...], pairs: tuple[str, ...] = ()) -> np.ndarray:
-        """Every page's score: lexical, or lexical and dense fused (each scaled to 0..1 first)."""
-        lexical = self.ranker.scores(query_weights(tokens, self.ranker.settings, pairs))
+    def scores(
+        self, query_text: str, tokens: tuple[str, ...], pairs: tuple[str, ...] = (), typed: str | None = None
+    ) -> np.ndarray:
+        """Every page's score: lexical (BM25F and the whole-page models of :mod:`.whole_page` on the query as
+        ``typed``), or BM25F and dense fused (each scaled to 0..1 first)."""
+        settings = self.ranker.settings
+        weights = query_weights(tokens, settings, pairs)
+        lexical = self.ranker.scores(weights)
         if self.dense is None:
-            return lexical
+            return self._ensemble(lexical, weights, query_text if typed is None else typed)
         model, vectors = self.dense
         # einsum, not a BLAS matrix-vector product: BLAS threads cost more than this small product on a busy machine.
         similarity = np.einsum("ij,j->i", vectors, model.embed([query_text])[0])
@@ -106,6 +113,20 @@ class PageSearch:
         fused = (1.0 - self.dense_weight) * (lexical / top if top > 0 else lexical) + self.dense_weight * dense
         return fused.astype(np.float32)
 
+    def _ensemble(self, bm25f: np.ndarray, weights: dict[str, float], typed: str) -> np.ndarray:
+        """BM25F ÷ its best plus the whole-page models' shares (0..1 each), over one plus the shares."""
+        settings = self.ranker.settings
+        shares = settings.likelihood_weight, settings.words_weight
+        if not any(shares) or not len(bm25f):
+            return bm25f
+        top = float(bm25f.max())
+        fused = bm25f / top if top > 0 else bm25f.copy()
+        if shares[0]:
+            fused += shares[0] * self.whole_page.query_likelihood(weights, settings.likelihood_mu)
+        if shares[1]:
+            fused += shares[1] * self.whole_page.typed_bm25(typed_words(typed))
+        return (fused / (1.0 + sum(shares))).astype(np.float32)
+
     def search(
         self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
     ) -> SearchOutcome:
@@ -113,7 +134,7 @@ class PageSearch:
         parsed = ranking_query(query)
         if not parsed.tokens or limit <= 0 or not len(self.ranker):
             return SearchOutcome([], parsed.text, [NO_MATCH] if parsed.tokens else [])
-        scores = self.scores(parsed.text, parsed.tokens, parsed.pairs)
+        scores = self.scores(parsed.text, parsed.tokens, parsed.pairs, typed=query)
         positions = self.ranker.top(scores, limit, self.allowed(source, origin))
         doc_ids = [int(self.ranker.doc_ids[position]) for position in positions]
         notices = []
