@@ -249,3 +249,13 @@ def test_the_typed_words_keep_a_pasted_messages_own_words(tmp_path: Path) -> Non
     assert typed_words("Uncaught Exception: the prefer_const_constructors rule isn't on") == [
         "uncaught", "exception", "prefer_const_constructors", "rule", "isn",
     ]
+
+
+def test_a_pasted_log_counts_only_its_first_words_as_typed() -> None:
+    """Thousands of different words (a whole log pasted) cost one posting list each: only the first ones count."""
+    from devknow_jupyter.local.whole_page import MAX_TYPED_WORDS, typed_words
+
+    log = " ".join(f"frame{number} cache" for number in range(5000))
+    words = typed_words(log)
+    assert len(set(words)) == MAX_TYPED_WORDS and words.count("cache") == 5000  # a kept word counts each time
+    assert words[:3] == ["frame0", "cache", "frame1"] and "frame4999" not in words
