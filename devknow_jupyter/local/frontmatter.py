@@ -15,6 +15,9 @@ from typing import Any
 
 import yaml
 
+from ..dates import epoch_nanoseconds
+from ..errors import ConfigurationError
+
 __all__ = ["DATE_FIELDS", "FIELDS", "FrontMatter", "FrontMatterError", "page_date", "split_front_matter"]
 
 #: The fields the index reads, all strings.
@@ -85,9 +88,6 @@ def split_front_matter(text: str) -> FrontMatter:
 def page_date(meta: dict[str, Any]) -> tuple[int | None, str]:
     """When a page was last updated by its front matter (or a JSON Lines record): nanoseconds since the
     epoch (None when it says nothing usable) and, for a date field that is not a date, the reason to report."""
-    from ..errors import ConfigurationError
-    from ..rest.filters import epoch_nanoseconds  # pure: one reading of dates for filters and pages
-
     for key in DATE_FIELDS:
         value = meta.get(key)
         if value is None or value == "":

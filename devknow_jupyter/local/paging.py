@@ -14,6 +14,7 @@ import hashlib
 import json
 from typing import Any
 
+from ..dates import epoch_nanoseconds
 from ..errors import ConfigurationError, ToolError
 
 __all__ = ["decode_token", "encode_token", "since_nanoseconds", "stale_token", "undated_notice"]
@@ -58,8 +59,6 @@ def stale_token() -> ToolError:
 
 def since_nanoseconds(value: Any, tool: str = "search_documents") -> tuple[int, str]:
     """``since`` as sent (an RFC 3339 time or a date) → nanoseconds since the epoch, and its RFC 3339 form."""
-    from ..rest.filters import epoch_nanoseconds  # pure: the same reading of dates as the REST filter's
-
     try:
         return epoch_nanoseconds(value)
     except ConfigurationError as exc:
