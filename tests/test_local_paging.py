@@ -207,6 +207,29 @@ def test_an_index_made_before_page_dates_opens_and_filters_by_file_time(tmp_path
         assert "updated_ns" in {row[1] for row in db.execute("PRAGMA table_info(documents)")}
 
 
+def test_an_older_index_takes_its_files_dates_on_the_next_run(tmp_path: Path) -> None:
+    """Upgraded in place, an index reads each file once more for its date; unchanged text is not chunked again."""
+    import sqlite3
+
+    folder = write_pages(tmp_path / "lanterns")  # seven files of 2026; the first says it is from 2019
+    amber = folder / "amber.md"
+    amber.write_text(amber.read_text(encoding="utf-8").replace("---\n#", "lastmod: 2019-05-01\n---\n#", 1))
+    for path in folder.iterdir():
+        os.utime(path, (NEW, NEW))
+    path = tmp_path / "index.sqlite3"
+    LocalIndex(path).add_folder(folder)
+    with sqlite3.connect(path) as db:  # an index made before the column existed
+        db.execute("ALTER TABLE documents DROP COLUMN updated_ns")
+    index = LocalIndex(path)
+    with DevKnowClient(backend=LocalBackend(index), cache=False) as client:
+        before = client.search_documents("lantern", since="2025-01-01", page_size=20)
+        report = index.add_folder(folder)
+        after = client.search_documents("lantern", since="2025-01-01", page_size=20)
+    assert "documents/lanterns.example/amber" in before.names and len(before) == 14
+    assert (report.unchanged, report.updated) == (14, 0)  # read again for the date, not re-chunked
+    assert "documents/lanterns.example/amber" not in after.names and len(after) == 13
+
+
 def test_a_bad_date_and_a_bad_page_size_are_refused() -> None:
     with DevKnowClient("local", cache=False) as client:
         with pytest.raises(ConfigurationError, match="Not a date"):

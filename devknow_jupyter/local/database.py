@@ -200,11 +200,14 @@ class PageDatabase:
     def _add_page_dates(self) -> None:
         """Give an index made before pages had their own dates the ``updated_ns`` column (NULL: dated by file).
 
-        A read-only file (a knowledge pack) is left as it is: :attr:`has_page_dates` says which it is."""
+        Its files' sizes are forgotten (their times still date them), so the next indexing run reads each file
+        once more for its date (one whose text is unchanged is not chunked again). A read-only file (a knowledge pack) is left as it is:
+        :attr:`has_page_dates` says which it is."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(documents)")}
         if "updated_ns" not in columns and not self.read_only:
             with self._transaction():
                 self._db.execute("ALTER TABLE documents ADD COLUMN updated_ns INTEGER")
+                self._db.execute("UPDATE documents SET size = NULL WHERE path IS NOT NULL")
             columns.add("updated_ns")
         self.has_page_dates = "updated_ns" in columns
 

@@ -207,7 +207,8 @@ class FolderIndexing(RankerCache):
         digest = hashlib.sha256(raw).hexdigest()
         if known is not None and known[3] == digest:  # touched but not changed: don't re-chunk
             self._db.execute(
-                "UPDATE documents SET mtime_ns = ?, size = ? WHERE id = ?", (stat.st_mtime_ns, stat.st_size, known[0])
+                "UPDATE documents SET mtime_ns = ?, size = ?, updated_ns = ? WHERE id = ?",
+                (stat.st_mtime_ns, stat.st_size, _front_matter_date(raw), known[0]),
             )
             report.unchanged += 1
             return 1
@@ -408,6 +409,14 @@ class FolderIndexing(RankerCache):
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _front_matter_date(raw: bytes) -> int | None:
+    """The date a file's front matter gives (None when none, or when it cannot be read)."""
+    try:
+        return page_date(split_front_matter(raw.decode("utf-8", errors="replace")).meta)[0]
+    except FrontMatterError:
+        return None
 
 
 def _indexed_root(folder: str | os.PathLike[str]) -> Path:
