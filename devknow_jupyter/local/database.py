@@ -201,8 +201,8 @@ class PageDatabase:
         """Give an index made before pages had their own dates the ``updated_ns`` column (NULL: dated by file).
 
         Its files' sizes are forgotten (their times still date them), so the next indexing run reads each file
-        once more for its date (one whose text is unchanged is not chunked again). A read-only file (a knowledge pack) is left as it is:
-        :attr:`has_page_dates` says which it is."""
+        once more for its date (one whose text is unchanged is not chunked again). A read-only file (a knowledge
+        pack) is left as it is: :attr:`has_page_dates` says which it is."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(documents)")}
         if "updated_ns" not in columns and not self.read_only:
             with self._transaction():
