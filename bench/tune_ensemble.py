@@ -41,7 +41,6 @@ __all__ = ["main", "model_scores"]
 MUS = (500.0, 1000.0, 2000.0, 4000.0)
 PL2_CS = (1.0, 3.0, 7.0)
 DEPTH = 100
-WHOLE_PAGE = np.array([2.0, 0.0, 1.0, 0.0, 1.0], dtype=np.float32)  # title twice + description + body
 _BM25S_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 
@@ -53,8 +52,9 @@ class Stats:
 
         self.ranker = ranker
         self.pages = len(ranker.doc_ids)
-        self.tf = (ranker.counts.astype(np.float32) @ WHOLE_PAGE).astype(np.float32)
-        self.length = np.maximum(ranker.lengths @ WHOLE_PAGE, 1.0)
+        whole_page = np.asarray(ranker.settings.plain_fields, dtype=np.float32)  # title twice + description + body
+        self.tf = (ranker.counts.astype(np.float32) @ whole_page).astype(np.float32)
+        self.length = np.maximum(ranker.lengths @ whole_page, 1.0)
         self.average = float(self.length.mean())
         sizes = np.diff(ranker.offsets)
         starts = ranker.offsets[:-1]

@@ -25,10 +25,8 @@ import numpy as np
 
 from .tokens import PAIR_JOINER
 
-__all__ = ["MAX_TYPED_WORDS", "WHOLE_PAGE", "WholePageModels", "typed_words"]
+__all__ = ["MAX_TYPED_WORDS", "WholePageModels", "typed_words"]
 
-#: The fields counted as one whole page (title, path, description, headings, body): title twice, as bm25s is fed.
-WHOLE_PAGE = np.array([2.0, 0.0, 1.0, 0.0, 1.0], dtype=np.float32)
 # Lucene's English stop set (what bm25s drops with stopwords="en").
 _TYPED_STOPWORDS = frozenset(
     """a an and are as at be but by for if in into is it no not of on or such that the their then there these
@@ -65,11 +63,12 @@ def _minmax(scores: np.ndarray, matched: np.ndarray) -> np.ndarray:
     return np.where(matched, scaled, 0.0).astype(np.float32)
 
 
-def _whole_page(per_field: np.ndarray) -> np.ndarray:
-    """Per row, the fields summed with the :data:`WHOLE_PAGE` weights (column by column: no float copy of the
-    whole array, and no BLAS threads, which cost more than this on a busy machine)."""
+def _whole_page(per_field: np.ndarray, field_weights: tuple[float, ...]) -> np.ndarray:
+    """Per row, the fields summed with ``field_weights`` (the ranker's ``plain_fields``: title twice,
+    description, body, as bm25s is fed), column by column: no float copy of the whole array, and no BLAS
+    threads, which cost more than this on a busy machine."""
     total = np.zeros(len(per_field), dtype=np.float32)
-    for field, weight in enumerate(WHOLE_PAGE.tolist()):
+    for field, weight in enumerate(field_weights):
         if weight:
             total += np.float32(weight) * per_field[:, field]
     return total
@@ -89,8 +88,9 @@ class WholePageModels:
         words = len(ranker.vocabulary)
         sizes = np.diff(ranker.offsets[: words + 1])
         end = int(ranker.offsets[words]) if words else 0
-        tf = _whole_page(ranker.counts[:end])
-        length = np.maximum(_whole_page(ranker.lengths), 1.0)
+        fields = ranker.settings.plain_fields
+        tf = _whole_page(ranker.counts[:end], fields)
+        length = np.maximum(_whole_page(ranker.lengths, fields), 1.0)
         collection = np.zeros(words, dtype=np.float64)
         nonempty = sizes > 0
         if nonempty.any():
