@@ -34,6 +34,7 @@ NOTEBOOKS = ("quickstart.ipynb", "offline-and-serve.ipynb", "python-api.ipynb")
 # What a clone of the repository would not hold, or what would only slow the copy down.
 _NOT_IN_A_CLONE = shutil.ignore_patterns(
     ".git",
+    ".lab",  # make lab's git-ignored working copy; the make-lab test makes and removes it on the other worker
     ".venv",
     "__pycache__",
     ".pytest_cache",
