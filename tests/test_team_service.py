@@ -337,3 +337,35 @@ def test_sigterm_lets_a_request_in_flight_finish(team_factory, sdk_server_factor
     thread.join(30)
     assert outcome.get("hits"), team.log.read_text()
     assert team.proc.wait(30) == 0
+
+
+def test_the_magics_search_through_the_service_with_a_prompted_token(team_factory, ip, tmp_path, monkeypatch) -> None:
+    import getpass
+
+    team = team_factory("--users", str(users_file(tmp_path / "users.toml")), "--quota", "search=2/day")
+    monkeypatch.setattr(getpass, "getpass", lambda prompt="": ALICE)  # the hidden prompt, answered
+    ip.run_line_magic("devknow", f"--endpoint {team.url} --token")
+    hits = ip.run_line_magic("devsearch", "bucket")
+    assert len(hits) and ip.user_ns["_devsearch"] is hits
+    ip.run_line_magic("devsearch", "lifecycle")
+    result = ip.run_cell("%devsearch storage")  # the third: over alice's quota, one short line
+    assert isinstance(result.error_in_exec, QuotaExceededError)
+    assert ALICE not in str(result.error_in_exec)
+    status = ip.run_line_magic("devknow", "")
+    assert ALICE not in repr(status) and ALICE not in str(getattr(status, "rows", ""))
+
+
+def test_the_panel_searches_through_the_service_with_its_token(team_factory, tmp_path: Path) -> None:
+    from tests.test_labext import start_jupyter_server
+
+    team = team_factory("--users", str(users_file(tmp_path / "users.toml")), "--quota", "search=1/day")
+    config = {"DevKnowServer": {"endpoint": team.url, "token": BOB}}
+    jupyter = start_jupyter_server(tmp_path / "jupyter", config=config)
+    try:
+        status, reply, text = jupyter.call("GET", "search?query=bucket")
+        assert status == 200 and reply["results"], text
+        status, reply, text = jupyter.call("GET", "search?query=another+bucket")  # bob's own table allows 8
+        assert status == 200, text
+        assert BOB not in text and BOB not in jupyter.log_path.read_text()
+    finally:
+        stop_process(jupyter.proc)

@@ -306,28 +306,34 @@ def serve(
         app = _app(local, team, token, options) if workers == 1 else None
         _exit_cleanly_on_sigterm()
         sock = _bind(host, port)
-        shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
-        count = local.index.count()
         served = f"{len(packs)} packs" if len(packs) > 1 else local.endpoint
-        out.write(f"devknow serve: {count} documents from {served} at http://{shown}:{port}/mcp\n")
-        if team.upstream:
-            out.write(f"devknow serve: forwarding to {team.upstream}; these documents answer while it is unreachable\n")
-        if workers > 1:
-            out.write(f"devknow serve: {workers} worker processes (stateless)\n")
-        if team.users:
-            out.write(f"devknow serve: users from {team.users} (Authorization: Bearer TOKEN), re-read on change\n")
-        elif token:
-            out.write("devknow serve: clients must send the token (Authorization: Bearer or X-Goog-Api-Key)\n")
-        elif host not in _LOOPBACK:
-            out.write("devknow serve: warning: listening beyond this machine without --token or --users\n")
-        out.write("devknow serve: press Ctrl-C to stop\n")
-        out.flush()
+        _announce(out, f"{local.index.count()} documents from {served}", host, port, workers, team, token)
         if app is not None:
             _run(app, sock)
             return
     finally:
         local.close()  # each worker opens its own connection: SQLite connections must not cross a fork
     _run_workers(spec, team, token, options, sock, workers)
+
+
+def _announce(
+    out: TextIO, what: str, host: str, port: int, workers: int, team: TeamOptions, token: str | None
+) -> None:
+    """The lines ``devknow serve`` prints once its port is open: where, what, and who may ask."""
+    shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
+    out.write(f"devknow serve: {what} at http://{shown}:{port}/mcp\n")
+    if team.upstream:
+        out.write(f"devknow serve: forwarding to {team.upstream}; these documents answer while it is unreachable\n")
+    if workers > 1:
+        out.write(f"devknow serve: {workers} worker processes (stateless)\n")
+    if team.users:
+        out.write(f"devknow serve: users from {team.users} (Authorization: Bearer TOKEN), re-read on change\n")
+    elif token:
+        out.write("devknow serve: clients must send the token (Authorization: Bearer or X-Goog-Api-Key)\n")
+    elif host not in _LOOPBACK:
+        out.write("devknow serve: warning: listening beyond this machine without --token or --users\n")
+    out.write("devknow serve: press Ctrl-C to stop\n")
+    out.flush()
 
 
 def _app(local: Any, team: TeamOptions, token: str | None, options: dict[str, Any]) -> Any:
