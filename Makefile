@@ -43,12 +43,16 @@ lab: $(VENV)/.lab-installed
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) \
 	  $(LAB_ARGS) $(LAB_COPY)
 
-# Debian's Chromium for the browser test (Playwright drives it; its own browser download is not used).
+# Debian's Chromium for the browser test (Playwright drives it; its own browser download is not used), and
+# Debian's redis-server, which the team service's tests start on loopback (quotas shared by two servers).
+DEBIAN_TEST_PACKAGES := chromium redis-server
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@missing=""; command -v chromium >/dev/null 2>&1 || missing="chromium"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
-	  else echo "Chromium is missing: install Debian's chromium package to run the browser test"; fi; }
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "Missing: $$missing; install Debian's packages ($(DEBIAN_TEST_PACKAGES)) to run every test"; fi; fi
 
 lint: $(VENV)/.test-installed
 	$(PY) -m ruff check devknow_jupyter tests bench scripts

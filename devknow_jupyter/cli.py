@@ -39,6 +39,7 @@ from typing import Any, TextIO
 
 from . import errors
 from ._version import __version__
+from .connection import GOOGLE_ENDPOINT
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
@@ -226,6 +227,27 @@ def _serve_parser(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
     )
+    team = serve.add_argument_group("for a team (see the README's 'For teams')")
+    team.add_argument(
+        "--upstream",
+        nargs="?",
+        const=GOOGLE_ENDPOINT,
+        metavar="URL",
+        help="forward the tools to this MCP endpoint (default URL: Google's) with the server's DEVKNOW_API_KEY; "
+        "the served documents answer when it can't be reached",
+    )
+    team.add_argument("--users", metavar="FILE", help="TOML file of users and tokens ([users.NAME] token_sha256 = ...)")
+    team.add_argument(
+        "--quota",
+        action="append",
+        default=[],
+        metavar="KIND=N/PERIOD",
+        help="per-user quota, e.g. search=60/min, get=120/min, answer=20/day (repeatable)",
+    )
+    team.add_argument("--redis", metavar="URL", help="count quotas in this Redis (shared by several servers)")
+    team.add_argument("--quota-db", metavar="FILE", help="SQLite file of the quota counts (default: in the cache)")
+    team.add_argument("--access-log", metavar="FILE", help="JSON-lines access log to FILE ('-': stderr)")
+    team.add_argument("--log-queries", action="store_true", help="write each query's text in the access log")
 
 
 def _pack_parser(pack: argparse.ArgumentParser) -> None:
@@ -346,6 +368,7 @@ def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     try:
         from .local import server
+        from .service.options import TeamOptions
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in _SERVER_PACKAGES:
             raise ConfigurationError(
@@ -363,6 +386,15 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         allow_hosts=args.allow_host,
         packs=args.pack,
         workers=args.workers,
+        team=TeamOptions(
+            upstream=args.upstream,
+            users=args.users,
+            quotas=tuple(args.quota),
+            redis=args.redis,
+            quota_db=args.quota_db,
+            access_log=args.access_log,
+            log_queries=args.log_queries,
+        ),
         out=out,
     )
     return 0

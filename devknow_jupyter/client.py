@@ -70,6 +70,8 @@ class DevKnowClient:
         api_key: Sent only in the ``X-Goog-Api-Key`` header. Default: ``DEVKNOW_API_KEY``, else
             ``GOOGLE_API_KEY``.
         access_token: An OAuth bearer token, instead of a key.
+        token: The token of a team's ``devknow serve`` (sent as ``Authorization: Bearer``, like
+            ``access_token``). Default: ``DEVKNOW_TOKEN``, for any endpoint but Google's.
         timeout: Seconds a whole call may take: connecting, retries, backoff and ``Retry-After`` waits and
             reading the reply included (connecting has its own, shorter limit within it).
         cache: A :class:`~devknow_jupyter.cache.ResultCache`, ``None`` for the process-wide one, or
@@ -103,6 +105,7 @@ class DevKnowClient:
         *,
         api_key: str | None = None,
         access_token: str | None = None,
+        token: str | None = None,
         timeout: float = 30.0,
         connect_timeout: float = 10.0,
         cache: ResultCache | bool | None = None,
@@ -119,7 +122,7 @@ class DevKnowClient:
         connection, self.endpoint_source = Connection.resolve(
             endpoint,
             api_key=api_key,
-            access_token=access_token,
+            access_token=access_token or token,
             protocol=protocol,
             backend=backend,
             timeout=timeout,

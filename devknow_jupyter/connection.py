@@ -119,6 +119,13 @@ def take_url_credentials(
     return endpoint, api_key, key_source, access_token
 
 
+def _team_token() -> str | None:
+    """``DEVKNOW_TOKEN``: the token of a team's ``devknow serve`` (the endpoint is ``DEVKNOW_ENDPOINT``)."""
+    token = os.environ.get("DEVKNOW_TOKEN", "").strip() or None
+    register_secret(token)
+    return token
+
+
 @dataclass(frozen=True)
 class Connection:
     """What a backend is built from: the resolved endpoint, protocol, credentials and limits."""
@@ -163,6 +170,8 @@ class Connection:
             endpoint, api_key, key_source, access_token = take_url_credentials(
                 endpoint, api_key, key_source, access_token
             )
+            if access_token is None and not _is_google(endpoint) and not _is_local(endpoint):
+                access_token = _team_token()  # a team service's token; never sent to Google
         return cls(endpoint, protocol, api_key, key_source, access_token, **limits), endpoint_source
 
     def cache_scope(self) -> tuple[str, str]:

@@ -514,6 +514,11 @@ class DevKnowMagics(Magics):
         help="Type an API key at a hidden prompt; it stays in this kernel's memory only.",
     )
     @argument(
+        "--token",
+        action="store_true",
+        help="Type your token for a team's devknow serve at a hidden prompt; it stays in this kernel's memory only.",
+    )
+    @argument(
         "--endpoint", metavar="URL", help="Use this MCP server; 'local' for the offline index, 'auto' for the default."
     )
     @argument(
@@ -542,6 +547,7 @@ class DevKnowMagics(Magics):
 
             %devknow
             %devknow --api-key
+            %devknow --endpoint http://docs.team.example:8765/mcp --token
             %devknow --endpoint local
             %devknow --clear-cache --debug
         """
@@ -551,7 +557,7 @@ class DevKnowMagics(Magics):
             with self._interruptible():  # its first search runs here
                 return self._explore(rest.strip())
         args = _parse(self.devknow, line)
-        if args.api_key and args.command:
+        if (args.api_key or args.token) and args.command:
             # Don't echo it back: it is already in the cell, and would land in the output too.
             raise UsageError(
                 "Don't type the key into the cell: it would be saved with the notebook. "
@@ -573,6 +579,8 @@ class DevKnowMagics(Magics):
         said: list[str] = []
         if args.api_key:
             said.append(self._prompt_for_key())
+        if args.token:
+            said.append(self._prompt_for_token())
         if args.endpoint is not None:
             endpoint = "" if args.endpoint.strip().lower() in ("auto", "default") else args.endpoint
             try:
@@ -601,24 +609,14 @@ class DevKnowMagics(Magics):
         return said
 
     def _prompt_for_key(self) -> str:
-        import getpass
-
-        from .errors import register_secret
-
-        try:
-            key = getpass.getpass("Developer Knowledge API key (input hidden): ")
-        except StdinNotImplementedError:
-            raise UsageError(
-                "This frontend cannot prompt for input; set DEVKNOW_API_KEY in the kernel's environment."
-            ) from None
-        except (EOFError, KeyboardInterrupt):
-            key = ""
-        key = (key or "").strip()
-        register_secret(key)
-        if not key:
-            raise UsageError("No key entered; nothing changed.")
+        key = _prompt_secret("Developer Knowledge API key", "DEVKNOW_API_KEY", "key")
         self.session.configure(api_key=key)
         return "API key set for this kernel (kept in memory only, never saved)."
+
+    def _prompt_for_token(self) -> str:
+        token = _prompt_secret("Token for the team's documentation service", "DEVKNOW_TOKEN", "token")
+        self.session.configure(token=token)
+        return "Token set for this kernel (kept in memory only, never saved)."
 
     def _explore(self, query: str) -> Any:
         if importlib.util.find_spec("devknow_jupyter.explorer") is None:
@@ -626,6 +624,26 @@ class DevKnowMagics(Magics):
         from .explorer import explore
 
         return explore(query or None, client=self.session.client())
+
+
+def _prompt_secret(label: str, variable: str, what: str) -> str:
+    """A secret typed at a hidden prompt, registered so no message shows it (UsageError when none is typed)."""
+    import getpass
+
+    from .errors import register_secret
+
+    try:
+        secret = getpass.getpass(f"{label} (input hidden): ")
+    except StdinNotImplementedError:
+        message = f"This frontend cannot prompt for input; set {variable} in the kernel's environment."
+        raise UsageError(message) from None
+    except (EOFError, KeyboardInterrupt):
+        secret = ""
+    secret = (secret or "").strip()
+    register_secret(secret)
+    if not secret:
+        raise UsageError(f"No {what} entered; nothing changed.")
+    return secret
 
 
 # -- extension entry points --------------------------------------------------------------------
@@ -641,8 +659,8 @@ def load_ipython_extension(ipython: Any) -> None:
         return
     carried = _carried.pop(ipython, {})
     magics = DevKnowMagics(ipython, **carried.get("traits", {}))
-    if carried.get("api_key"):
-        magics.session.configure(api_key=carried["api_key"])
+    if carried.get("api_key") or carried.get("token"):
+        magics.session.configure(api_key=carried.get("api_key"), token=carried.get("token"))
     ipython.register_magics(magics)
     _loaded[ipython] = magics
     from .completion import install
@@ -664,6 +682,7 @@ def unload_ipython_extension(ipython: Any) -> None:
             if getattr(magics, name) != magics.trait_defaults(name)
         },
         "api_key": magics.session._api_key,
+        "token": magics.session._token,
     }
     magics.close()
     manager = ipython.magics_manager

@@ -64,6 +64,7 @@ class Session:
         self._endpoint = endpoint or None
         self._timeout = timeout
         self._api_key: str | None = None  # only a key typed at the prompt; env keys stay in the env
+        self._token: str | None = None  # a team service's token typed at the prompt (%devknow --token)
         self._client: DevKnowClient | None = None
         self._lock = threading.RLock()
 
@@ -77,14 +78,20 @@ class Session:
         return self._api_key is not None
 
     def configure(
-        self, *, endpoint: Any = _UNSET, timeout: Any = _UNSET, api_key: Any = _UNSET, backend: Any = _UNSET
+        self,
+        *,
+        endpoint: Any = _UNSET,
+        timeout: Any = _UNSET,
+        api_key: Any = _UNSET,
+        backend: Any = _UNSET,
+        token: Any = _UNSET,
     ) -> bool:
         """Change settings; closes the current client if any of them changed. Returns whether it did.
 
         ``backend`` (as in the constructor; None: from the endpoint again) takes the endpoint's place while set.
         """
         with self._lock:
-            before = (self._endpoint, self._timeout, self._api_key, self._backend)
+            before = (self._endpoint, self._timeout, self._api_key, self._backend, self._token)
             if backend is not _UNSET:
                 self._backend = backend
             if endpoint is not _UNSET:
@@ -96,7 +103,12 @@ class Session:
 
                 register_secret(api_key)
                 self._api_key = api_key or None
-            if (self._endpoint, self._timeout, self._api_key, self._backend) == before:
+            if token is not _UNSET:
+                from .errors import register_secret
+
+                register_secret(token)
+                self._token = token or None
+            if (self._endpoint, self._timeout, self._api_key, self._backend, self._token) == before:
                 return False
             self._close_client()
             return True
@@ -109,7 +121,12 @@ class Session:
 
                 backend = self._backend() if self._backend is not None else None
                 client = DevKnowClient(
-                    self._endpoint, api_key=self._api_key, timeout=self._timeout, backend=backend, announce=False
+                    self._endpoint,
+                    api_key=self._api_key,
+                    token=self._token,
+                    timeout=self._timeout,
+                    backend=backend,
+                    announce=False,
                 )
                 self._client = client
                 if self._on_notices is not None and client.notices:

@@ -52,6 +52,12 @@ class DevKnowServer(LoggingConfigurable):
         help="MCP server URL, or 'local' for the offline index. Default: DEVKNOW_ENDPOINT, else Google's "
         "service when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index.",
     )
+    token = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="The token of a team's devknow serve (sent as Authorization: Bearer). Default: DEVKNOW_TOKEN.",
+    )
     timeout = Float(30.0, config=True, help="Seconds to wait for the service's reply.")
     max_hits = Integer(50, config=True, help="Most hits one search request may ask for (its n).")
     offline_store = Bool(True, config=True, help="Keep fetched pages on disk, searchable offline.")
@@ -71,7 +77,11 @@ class DevKnowServer(LoggingConfigurable):
 
                 try:
                     self._client = DevKnowClient(
-                        self.endpoint or None, timeout=self.timeout, offline_store=self.offline_store, announce=False
+                        self.endpoint or None,
+                        token=self.token or None,
+                        timeout=self.timeout,
+                        offline_store=self.offline_store,
+                        announce=False,
                     )
                 except ConfigurationError as exc:
                     hint = "Check c.DevKnowServer.endpoint or DEVKNOW_ENDPOINT."

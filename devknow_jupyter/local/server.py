@@ -19,7 +19,6 @@ the ``devknow`` command, never on the notebook path.
 from __future__ import annotations
 
 import errno
-import hmac
 import ipaddress
 import json
 import signal
@@ -27,6 +26,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -37,14 +37,17 @@ from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import PlainTextResponse
 
 from .._version import __version__
 from ..backend import Backend
-from ..errors import ConfigurationError, DevKnowError
+from ..errors import AuthenticationError, ConfigurationError, DevKnowError, QuotaExceededError
+from ..service.gate import GateSettings, ServiceGate
+from ..service.metrics import use_multiprocess_folder
+from ..service.options import TeamOptions, open_team
 from ..tools import MAX_NAMES_PER_CALL, TOOLS
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostCheck", "TokenCheck", "build_app", "build_server", "serve"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostCheck", "TeamOptions", "build_app", "build_server", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -104,6 +107,10 @@ def _error_result(message: str) -> types.CallToolResult:
 def _status_message(exc: DevKnowError) -> str:
     if any(word in exc.message for word in _STATUS_WORDS):
         return exc.message
+    if isinstance(exc, QuotaExceededError):  # the upstream's quota: said so, so clients fall back as for Google's
+        return f"RESOURCE_EXHAUSTED: {exc.message}"
+    if isinstance(exc, AuthenticationError):  # the server's own key was refused: the operator's to mend
+        return "UNAVAILABLE: the upstream service refused this server's credentials; tell the server's operator."
     status = "INVALID_ARGUMENT" if isinstance(exc, ConfigurationError) else "INTERNAL"
     return f"{status}: {exc.message}"
 
@@ -200,33 +207,6 @@ def _own_names(host: str) -> set[str]:
     return {name for name in names if name and name not in _ANY}
 
 
-class TokenCheck:
-    """ASGI middleware: every HTTP request must carry the token (HTTP 401 otherwise).
-
-    Accepted as ``Authorization: Bearer <token>`` or ``X-Goog-Api-Key: <token>``, so both generic MCP
-    clients and :class:`~devknow_jupyter.DevKnowClient` (``api_key=``) can connect.
-    """
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app = app
-        self._token = token.encode("utf-8")
-
-    def _allowed(self, headers: Headers) -> bool:
-        given = headers.get("x-goog-api-key", "")
-        scheme, _, credentials = headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and credentials.strip():
-            given = credentials.strip()
-        return bool(given) and hmac.compare_digest(given.encode("utf-8"), self._token)
-
-    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
-        if scope["type"] == "http" and not self._allowed(Headers(scope=scope)):
-            body = {"error": {"code": 401, "message": "A valid token is required.", "status": "UNAUTHENTICATED"}}
-            response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": 'Bearer realm="devknow"'})
-            await response(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-
 def build_app(
     backend: Backend,
     *,
@@ -236,9 +216,12 @@ def build_app(
     json_response: bool = False,
     stateless: bool = False,
     allow_hosts: Iterable[str] = (),
+    gate: GateSettings | None = None,
 ) -> Any:
-    """The ASGI app serving ``backend`` at ``/mcp``: DNS rebinding protection, and the token check if given.
+    """The ASGI app serving ``backend`` at ``/mcp``: DNS rebinding protection, then the gate (tokens or users,
+    quotas, metrics, access log, ``/healthz`` and ``/readyz``: :class:`~devknow_jupyter.service.gate.ServiceGate`).
 
+    ``token``: the one token every client must send, when ``gate`` names no users.
     ``allow_hosts``: more names (``NAME`` or ``NAME:PORT``) to accept in ``Host`` and ``Origin``.
     """
     app: Any = build_server(backend).streamable_http_app(
@@ -248,8 +231,10 @@ def build_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=host,
     )
-    if token:
-        app = TokenCheck(app, token)
+    settings = gate or GateSettings()
+    if token and not settings.token:
+        settings = replace(settings, token=token)
+    app = ServiceGate(app, settings)
     return HostCheck(app, port=port, names=_own_names(host), extra=allow_hosts, any_address=host in _ANY)
 
 
@@ -291,6 +276,7 @@ def serve(
     allow_hosts: Iterable[str] = (),
     packs: Sequence[str] = (),
     workers: int = 1,
+    team: TeamOptions | None = None,
     out: TextIO | None = None,
 ) -> None:
     """Serve the local index (``docs``: one folder of Markdown instead; ``packs``: these knowledge packs
@@ -299,41 +285,61 @@ def serve(
     ``allow_hosts``: names besides this server's own to accept in ``Host`` and ``Origin`` (see :class:`HostCheck`).
     ``workers``: processes sharing the listening socket, each with its own read-only view of the index; with
     more than one the server is stateless (a session would live in one process only).
+    ``team``: the upstream, users, quotas and access log of a team service (:class:`TeamOptions`).
 
     Prints the URL once the port is bound. Raises :class:`~devknow_jupyter.errors.ConfigurationError`
-    for a missing folder, an unusable pack or a port that is taken.
+    for a missing folder, an unusable pack, a broken users file or quota, or a port that is taken.
     """
     out = out or sys.stdout
+    team = (team or TeamOptions()).checked()
     spec = _backend_spec(docs, packs)
     workers = max(1, int(workers))
     stateless = stateless or workers > 1
-    backend = _open_backend(spec)
+    if workers > 1:
+        use_multiprocess_folder()  # before prometheus_client is imported: the workers' counts add up
     options = dict(
-        host=host, port=port, token=token, json_response=json_response, stateless=stateless, allow_hosts=allow_hosts
+        host=host, port=port, json_response=json_response, stateless=stateless, allow_hosts=allow_hosts
     )
+    local = _open_backend(spec)
     try:
         # Built before the port opens: once a client can connect, a SIGTERM must find our handler in place.
-        app = build_app(backend, **options) if workers == 1 else None
+        app = _app(local, team, token, options) if workers == 1 else None
         _exit_cleanly_on_sigterm()
         sock = _bind(host, port)
-        shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
-        count = backend.index.count()
-        served = f"{len(packs)} packs" if len(packs) > 1 else backend.endpoint
-        out.write(f"devknow serve: {count} documents from {served} at http://{shown}:{port}/mcp\n")
-        if workers > 1:
-            out.write(f"devknow serve: {workers} worker processes (stateless)\n")
-        if token:
-            out.write("devknow serve: clients must send the token (Authorization: Bearer or X-Goog-Api-Key)\n")
-        elif host not in _LOOPBACK:
-            out.write("devknow serve: warning: listening beyond this machine without --token\n")
-        out.write("devknow serve: press Ctrl-C to stop\n")
-        out.flush()
+        served = f"{len(packs)} packs" if len(packs) > 1 else local.endpoint
+        _announce(out, f"{local.index.count()} documents from {served}", host, port, workers, team, token)
         if app is not None:
             _run(app, sock)
             return
     finally:
-        backend.close()  # each worker opens its own connection: SQLite connections must not cross a fork
-    _run_workers(spec, options, sock, workers)
+        local.close()  # each worker opens its own connection: SQLite connections must not cross a fork
+    _run_workers(spec, team, token, options, sock, workers)
+
+
+def _announce(
+    out: TextIO, what: str, host: str, port: int, workers: int, team: TeamOptions, token: str | None
+) -> None:
+    """The lines ``devknow serve`` prints once its port is open: where, what, and who may ask."""
+    shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
+    out.write(f"devknow serve: {what} at http://{shown}:{port}/mcp\n")
+    if team.upstream:
+        out.write(f"devknow serve: forwarding to {team.upstream}; these documents answer while it is unreachable\n")
+    if workers > 1:
+        out.write(f"devknow serve: {workers} worker processes (stateless)\n")
+    if team.users:
+        out.write(f"devknow serve: users from {team.users} (Authorization: Bearer TOKEN), re-read on change\n")
+    elif token:
+        out.write("devknow serve: clients must send the token (Authorization: Bearer or X-Goog-Api-Key)\n")
+    elif host not in _LOOPBACK:
+        out.write("devknow serve: warning: listening beyond this machine without --token or --users\n")
+    out.write("devknow serve: press Ctrl-C to stop\n")
+    out.flush()
+
+
+def _app(local: Any, team: TeamOptions, token: str | None, options: dict[str, Any]) -> Any:
+    """One process's app: its backend (the upstream in front of ``local`` when there is one) and its gate."""
+    backend, gate = open_team(team, local, token=token)
+    return build_app(backend, gate=gate, **options)
 
 
 def _backend_spec(docs: str | None, packs: Sequence[str]) -> str:
@@ -359,11 +365,14 @@ def _open_backend(spec: str) -> Any:
 
 
 def _run(app: Any, sock: socket.socket) -> None:
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    # On SIGTERM uvicorn stops accepting and lets the requests in flight finish (for at most 30 s).
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=30)
     uvicorn.Server(config).run(sockets=[sock])
 
 
-def _run_workers(spec: str, options: dict[str, Any], sock: socket.socket, workers: int) -> None:
+def _run_workers(
+    spec: str, team: TeamOptions, token: str | None, options: dict[str, Any], sock: socket.socket, workers: int
+) -> None:
     """Fork ``workers`` processes that accept on the same socket; stop them all on SIGTERM or Ctrl-C."""
     import os
 
@@ -375,11 +384,11 @@ def _run_workers(spec: str, options: dict[str, Any], sock: socket.socket, worker
             try:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent turns Ctrl-C into SIGTERM
                 _exit_cleanly_on_sigterm()
-                backend = _open_backend(spec)
+                local = _open_backend(spec)
                 try:
-                    _run(build_app(backend, **options), sock)
+                    _run(_app(local, team, token, options), sock)
                 finally:
-                    backend.close()
+                    local.close()
             except BaseException:  # a worker never returns into the parent's code
                 status = 1
             os._exit(status)
