@@ -35,11 +35,12 @@ $(VENV)/.test-installed: pyproject.toml $(LABEXT_SOURCES)
 # Extra JupyterLab options, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`. The venv's bin goes first
 # on PATH so that `!devknow` in the notebooks finds the command; with no key the offline index is used.
 LAB_ARGS ?=
-# JupyterLab opens a working copy of the quickstart in .lab/ (git-ignored, made once), so running and saving
-# it leaves the tracked notebook and `git status` clean; the Developer docs panel is in the right side bar.
+# JupyterLab opens a working copy of the quickstart in .lab/ (git-ignored, made once, beside copies of the
+# other examples it links to), so running and saving them leaves the tracked notebooks and `git status` clean;
+# the Developer docs panel is in the right side bar.
 LAB_COPY := .lab/quickstart.ipynb
 lab: $(VENV)/.lab-installed
-	mkdir -p .lab && test -f $(LAB_COPY) || cp examples/quickstart.ipynb $(LAB_COPY)
+	mkdir -p .lab && for notebook in examples/*.ipynb; do test -f .lab/$${notebook#examples/} || cp $$notebook .lab/; done
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) \
 	  $(LAB_ARGS) $(LAB_COPY)
 

@@ -253,6 +253,7 @@ class DevKnowMagics(Magics):
         config=True
     )
     short_errors = Bool(True, help="Show expected errors as one short line (False: full tracebacks).").tag(config=True)
+    remote_images = Bool(False, help="Load pages' images from the web (False: click to load each).").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # The session exists before the traits load, so observers fired by config can reach it.
@@ -300,7 +301,7 @@ class DevKnowMagics(Magics):
 
         shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
 
-    @observe("widgets", "max_results")
+    @observe("widgets", "max_results", "remote_images")
     def _set_display_option(self, change: Any) -> None:
         # The traits write the one settings object the renderer reads (display.options is the same object).
         from .render.settings import options

@@ -186,8 +186,8 @@ Remove the `# ` in the next cell and run it to enter your key:""",
         """\
 ## Next steps
 
-- `examples/python-api.ipynb`: the same from plain Python, without magics.
-- `examples/offline-and-serve.ipynb`: index your own Markdown and serve it to other MCP clients.
+- [python-api.ipynb](python-api.ipynb): the same from plain Python, without magics.
+- [offline-and-serve.ipynb](offline-and-serve.ipynb): index your own Markdown and serve it to other MCP clients.
 - `%devsearch?`, `%devget?`, `%%devask?` and `%devknow?` list every option.""",
     ),
 ]

@@ -144,8 +144,11 @@ def test_non_ascii_headings_keep_readable_ids() -> None:
 
 
 def test_relative_links_and_images_resolve_against_the_document_uri() -> None:
+    from devknow_jupyter.render.settings import using
+
     text = "See [access](../access/overview), [top](/root), ![diagram](img/flow.png) and [below](#region).\n"
-    elements = Elements(render_markdown(text, base_url="https://docs.example.dev/storage/buckets").html)
+    with using(remote_images=True):  # (by default an image is a click-to-load link: test_page_rough_edges.py)
+        elements = Elements(render_markdown(text, base_url="https://docs.example.dev/storage/buckets").html)
     hrefs = [attrs["href"] for attrs in elements.find("a")]
     assert hrefs == [
         "https://docs.example.dev/access/overview",

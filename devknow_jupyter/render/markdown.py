@@ -36,11 +36,14 @@ __all__ = [
     "ALLOWED_TAGS",
     "HIGHLIGHT_CHARS",
     "ID_PREFIX",
+    "REMOTE_IMAGE_CLASS",
     "SAFE_URL_SCHEMES",
     "RenderedMarkdown",
     "TocEntry",
+    "absolute_links",
     "escape_markdown",
     "fenced_source",
+    "image_placeholders",
     "plain_excerpt",
     "preview_markdown",
     "render_markdown",
@@ -225,7 +228,9 @@ def render_markdown(
 
         max_chars = options.max_chars
     limit = max_chars if max_chars and max_chars > 0 else None
-    return _unique_ids(_render(text or "", _usable_base(base_url), limit))
+    from .settings import options
+
+    return _unique_ids(_render(text or "", _usable_base(base_url), limit, options.remote_images))
 
 
 _outputs = itertools.count(1)
@@ -267,7 +272,7 @@ def _public_links(raw: str, slugs: dict[str, str]) -> str:
 
 
 @lru_cache(maxsize=32)
-def _render(text: str, base_url: str | None, max_chars: int | None) -> RenderedMarkdown:
+def _render(text: str, base_url: str | None, max_chars: int | None, remote_images: bool = False) -> RenderedMarkdown:
     shown, kept = truncate_markdown(text, max_chars)
     md, state = _converter()
     # Heading ids get a per-document prefix: two documents in one notebook keep distinct anchors.
@@ -275,10 +280,61 @@ def _render(text: str, base_url: str | None, max_chars: int | None) -> RenderedM
     state["prefix"] = f"{ID_PREFIX}{digest}-"
     md.reset()
     raw = md.convert(_plain_code_after(defuse_openers(_CONTROL.sub("", shown)), HIGHLIGHT_CHARS))
-    toc = tuple(_flatten_toc(getattr(md, "toc_tokens", [])))
+    raw, toc = _prefixed_ids(raw, tuple(_flatten_toc(getattr(md, "toc_tokens", []))), state["prefix"])
     slugs = {entry.id.removeprefix(state["prefix"]): entry.id for entry in toc}
     cleaned = _in_page(sanitize_html(_public_links(raw, slugs), base_url=base_url), set(slugs.values()))
+    if not remote_images:
+        cleaned = image_placeholders(cleaned)
     return RenderedMarkdown(cleaned, toc, kept, len(text))
+
+
+_IMG = re.compile(r"<img\b([^>]*)>")
+_ATTRIBUTE = re.compile(r'\b(src|alt)="([^"]*)"')
+#: The class of the link that stands in for a remote image until it is clicked.
+REMOTE_IMAGE_CLASS = "dk-remote-image"
+
+
+def image_placeholders(cleaned: str) -> str:
+    """Sanitized HTML with each image from the web as a link that loads it on click (no request until then).
+
+    Offline, a remote image is a broken icon; online, it is a request off the machine that the reader never
+    asked for. The link names the image and its host; the result views' ES module swaps in the image when
+    it is clicked, and anywhere else (a saved notebook, nbviewer) it opens the image.
+    """
+
+    def placeholder(match: re.Match[str]) -> str:
+        attributes = dict(_ATTRIBUTE.findall(match.group(1)))
+        src, alt = attributes.get("src", ""), attributes.get("alt", "")
+        if not src.startswith(("https://", "http://")):  # no source left after sanitizing: nothing to fetch
+            return match.group(0)
+        host = html.escape(urlsplit(html.unescape(src)).hostname or "the web")
+        label = f"Image: {alt}" if alt.strip() else "Image"
+        return (
+            f'<a class="{REMOTE_IMAGE_CLASS}" href="{src}" data-alt="{alt}" target="_blank" '
+            f'rel="noopener noreferrer" title="Load the image from {host}">{label} (click to load from {host})</a>'
+        )
+
+    return _IMG.sub(placeholder, cleaned) if "<img" in cleaned else cleaned
+
+
+def _prefixed_ids(raw: str, toc: tuple[TocEntry, ...], prefix: str) -> tuple[str, tuple[TocEntry, ...]]:
+    """Heading ids given in the page (MkDocs' ``{ #anchor }``) with the document's prefix, like the made ones,
+    so they stay unique per output and the page's links to ``#anchor`` still land on them."""
+    given = {entry.id.removeprefix(ID_PREFIX) for entry in toc if not entry.id.startswith(prefix)}
+    if not given:
+        return raw, toc
+
+    def prefixed(match: re.Match[str]) -> str:
+        value = html.unescape(match.group(2))
+        return match.group(1) + (html.escape(prefix + value) if value in given else match.group(2)) + match.group(3)
+
+    raw = re.sub(r'(<h[1-6][^>]*?\bid=")([^"]*)(")', prefixed, raw)
+    return raw, tuple(
+        entry
+        if entry.id.startswith(prefix)
+        else TocEntry(entry.level, prefix + entry.id.removeprefix(ID_PREFIX), entry.text)
+        for entry in toc
+    )
 
 
 def _in_page(cleaned: str, ids: set[str]) -> str:
@@ -333,6 +389,7 @@ def _converter() -> tuple[Any, dict[str, str]]:
 
     md = markdown.Markdown(
         extensions=[
+            _backslash_breaks(),
             "fenced_code",
             "attr_list",
             "sane_lists",
@@ -346,6 +403,20 @@ def _converter() -> tuple[Any, dict[str, str]]:
     )
     _local.converter = (md, state)
     return md, state
+
+
+def _backslash_breaks() -> Any:
+    """A Python-Markdown extension for CommonMark's hard line break written as a backslash at the end of a line
+    (go.dev's pages use it), which Python-Markdown alone shows as a literal backslash."""
+    from markdown.extensions import Extension
+    from markdown.inlinepatterns import SubstituteTagInlineProcessor
+
+    class BackslashBreaks(Extension):
+        def extendMarkdown(self, md: Any) -> None:
+            # Before "escape" (180), which would otherwise leave the backslash and the newline as they are.
+            md.inlinePatterns.register(SubstituteTagInlineProcessor(r"(?<!\\)\\\n", "br"), "backslash_break", 185)
+
+    return BackslashBreaks()
 
 
 @lru_cache(maxsize=1)
@@ -499,13 +570,61 @@ def _without_trailing_headings(lines: list[str]) -> str:
 def _open_fence(text: str) -> str | None:
     opened: str | None = None
     for match in _FENCE_LINE.finditer(text):
-        marker, rest = match.group(1), match.group(2)
-        if opened is None:
-            if not (marker[0] == "`" and "`" in rest):
-                opened = marker
-        elif marker[0] == opened[0] and len(marker) >= len(opened) and not rest.strip():
-            opened = None
+        opened = _next_fence(opened, match)
     return opened
+
+
+def _next_fence(opened: str | None, match: re.Match[str]) -> str | None:
+    """The fence open after the fence line ``match`` (None: none), given the one ``opened`` before it."""
+    marker, rest = match.group(1), match.group(2)
+    if opened is None:
+        return opened if marker[0] == "`" and "`" in rest else marker
+    return None if marker[0] == opened[0] and len(marker) >= len(opened) and not rest.strip() else opened
+
+
+# -- a page's Markdown as it is, its links made absolute ------------------------------------------------
+
+_INLINE_TARGET = re.compile(r"(\]\()(<[^>\n]*>|[^)\s]+)")
+_DEFINITION = re.compile(r"^( {0,3}\[[^\]]+\]:[ \t]*)(<[^>\n]*>|\S+)")
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+
+
+def absolute_links(text: str, base_url: str | None) -> str:
+    """The Markdown with its relative link and image targets resolved against ``base_url`` (the page's URL),
+    as its site would have them (a ``.md`` source suffix dropped, as on the rendered page), and nothing else
+    changed: code blocks and code spans are left alone. For ``devknow get``, whose output is the page itself.
+    """
+    base = _usable_base(base_url)
+    if not base or ("](" not in text and "]:" not in text):
+        return text
+
+    def resolve(target: str) -> str:
+        bare = target[1:-1] if target.startswith("<") else target
+        if not bare or bare.startswith("#") or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^//", bare):
+            return target
+        try:
+            return urljoin(base, _SOURCE_SUFFIX.sub(r"\1", bare))
+        except ValueError:
+            return target
+
+    def in_prose(segment: str) -> str:
+        return _INLINE_TARGET.sub(lambda m: m.group(1) + resolve(m.group(2)), segment)
+
+    out, fence = [], None
+    for line in text.split("\n"):
+        marker = _FENCE_LINE.match(line)
+        if marker or fence is not None:
+            fence = _next_fence(fence, marker) if marker else fence
+        else:
+            line = _DEFINITION.sub(lambda m: m.group(1) + resolve(m.group(2)), line)
+            spans = list(_CODE_SPAN.finditer(line))
+            pieces, position = [], 0
+            for span in spans:
+                pieces += [in_prose(line[position : span.start()]), span.group(0)]
+                position = span.end()
+            line = "".join(pieces) + in_prose(line[position:])
+        out.append(line)
+    return "\n".join(out)
 
 
 # -- the Markdown twin ------------------------------------------------------------------------------------

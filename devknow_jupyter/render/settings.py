@@ -15,7 +15,7 @@ from typing import Any
 
 __all__ = ["DisplayOptions", "options", "using"]
 
-_FLAGS = ("widgets", "widgets_outside_kernel", "raw")
+_FLAGS = ("widgets", "widgets_outside_kernel", "raw", "remote_images")
 _COUNTS = ("plain_chars", "toc_min_headings", "preview_chars")
 
 
@@ -36,6 +36,8 @@ class DisplayOptions:
         plain_chars: Characters of a document or answer shown in ``text/plain`` (terminals).
         toc_min_headings: Documents with at least this many headings get a table of contents (0: never).
         raw: Show documents' Markdown source instead of rendering it.
+        remote_images: Load pages' images from the web as they display. False (default): each is a link that
+            loads it on click, so nothing is fetched off the machine unasked (and nothing breaks offline).
         max_results: Hits ``%devsearch`` asks for when ``-n`` is not given (``%config DevKnowMagics.max_results``).
     """
 
@@ -48,6 +50,7 @@ class DisplayOptions:
     toc_min_headings: int = 4
     raw: bool = False
     max_results: int = 10
+    remote_images: bool = False
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Check values as they are set, so a typo fails where it is made, not at the next display.

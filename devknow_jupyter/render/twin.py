@@ -121,14 +121,29 @@ def _plain(tokens: list[Any]) -> str:
     return "".join(parts)
 
 
+
+# An attribute list after a heading's text (MkDocs and Python-Markdown's ``{ #id .class }``): markup, not text.
+_ATTRIBUTE = r'(?:[#.][\w-]+|[\w-]+=(?:"[^"]*"|\S+))'
+_ATTRIBUTE_LIST = re.compile(r"\s*\{:?\s*" + _ATTRIBUTE + r"(?:\s+" + _ATTRIBUTE + r")*\s*\}\s*$")
+
+
+def _drop_attribute_list(inline: Any) -> None:
+    """Remove a trailing ``{ #anchor }`` from a heading's inline token (its last text child)."""
+    children = getattr(inline, "children", None) or []
+    if children and children[-1].type == "text":
+        children[-1].content = _ATTRIBUTE_LIST.sub("", children[-1].content)
+
+
 class _Writer:
     """Writes one parsed document back as Markdown (see the module docstring)."""
 
     def __init__(self, base_url: str | None) -> None:
         from .markdown import safe_url
+        from .settings import options
 
         self._safe_url = safe_url
         self._base_url = base_url
+        self._remote_images = options.remote_images
 
     def url(self, raw: str) -> str | None:
         target = self._safe_url(raw, self._base_url)
@@ -176,7 +191,10 @@ class _Writer:
             elif kind == "image":
                 alt = escape_text(" ".join(_plain(token.children or []).split()))
                 target = self.url(str(token.attrs.get("src") or ""))
-                piece = f"![{alt}]({target}{_title(token.attrs)})" if target else alt
+                if target and not self._remote_images:  # a link to it: no request until the reader asks
+                    piece = f"[Image: {alt}]({target})" if alt else f"[Image]({target})"
+                else:
+                    piece = f"![{alt}]({target}{_title(token.attrs)})" if target else alt
             else:  # a token this writer does not know: its text, escaped
                 piece = escape_text(" ".join((token.content or "").split()))
             if piece:
@@ -234,6 +252,8 @@ class _Writer:
         """The lines of one block: ``token`` opens it, its content is ``self._tokens[start:stop]``."""
         kind = token.type
         if kind in ("paragraph_open", "heading_open"):
+            if kind == "heading_open" and start < stop:
+                _drop_attribute_list(self._tokens[start])
             text = self._inline_lines(start, stop)
             if kind == "paragraph_open":
                 return text

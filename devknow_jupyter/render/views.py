@@ -189,7 +189,10 @@ class DocumentView(View):
         return static.document_plain(obj, max_chars=options.plain_chars)
 
     def cli(self, obj: Document) -> str:
-        return f"<!-- {_one_line(obj.name)} | {_one_line(obj.uri)} -->\n{obj.content.rstrip()}\n"
+        from .markdown import absolute_links  # relative links would point nowhere once printed
+
+        content = absolute_links(obj.content.rstrip(), obj.uri)
+        return f"<!-- {_one_line(obj.name)} | {_one_line(obj.uri)} -->\n{content}\n"
 
     def fragment(self, obj: Document, number: int | None = None) -> str:
         return static.document_html(obj, toc_min_headings=2)

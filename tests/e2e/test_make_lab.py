@@ -63,6 +63,7 @@ def test_make_lab_serves_a_working_copy_with_the_panel_and_no_key(tmp_path: Path
     enable_devknow(state)
     status_before = _git_status()
     copy_existed = COPY.exists()
+    copies_before = set(COPY.parent.glob("*.ipynb")) if COPY.parent.exists() else set()
 
     port, token = free_port(), "make-lab-test-token"
     env = {name: value for name, value in os.environ.items() if name not in KEYS}
@@ -109,6 +110,13 @@ def test_make_lab_serves_a_working_copy_with_the_panel_and_no_key(tmp_path: Path
                 "".join(cell["source"]) for cell in tracked["cells"]
             ]
 
+        # Every notebook the quickstart links to ("Next steps") is there beside it, as a working copy.
+        linked = re.findall(r"\]\(([\w.-]+\.ipynb)\)", "".join("".join(cell["source"]) for cell in served["cells"]))
+        assert set(linked) >= {"python-api.ipynb", "offline-and-serve.ipynb"}, linked
+        for name in linked:
+            status, body = _get(f"{base}/api/contents/{name}", token)
+            assert status == 200, (name, body[:200])
+
         # The lab page lists the panel's extension; the panel's API answers without a key.
         status, page = _get(f"{base}/lab", token)
         assert status == 200
@@ -119,10 +127,10 @@ def test_make_lab_serves_a_working_copy_with_the_panel_and_no_key(tmp_path: Path
         assert status == 200 and json.loads(body)["backend"] == "local", body
     finally:
         _stop(proc, base, token)
-        if not copy_existed:
-            COPY.unlink(missing_ok=True)
-            if COPY.parent.exists() and not any(COPY.parent.iterdir()):
-                COPY.parent.rmdir()
+        for made in set(COPY.parent.glob("*.ipynb")) - copies_before if COPY.parent.exists() else ():
+            made.unlink(missing_ok=True)
+        if not copy_existed and COPY.parent.exists() and not any(COPY.parent.iterdir()):
+            COPY.parent.rmdir()
     assert _git_status() == status_before, "make lab changed the checkout's git status"
 
 

@@ -21,6 +21,14 @@ function button(label, className, title) {
   return node;
 }
 
+// A remote image is a link until clicked (render/markdown.py, image_placeholders): then it loads, in place.
+function loadImage(event) {
+  const link = event.target.closest ? event.target.closest("a.dk-remote-image") : null;
+  if (!link) return;
+  event.preventDefault(); event.stopPropagation();
+  link.replaceWith(Object.assign(document.createElement("img"), { src: link.href, alt: link.dataset.alt || "" }));
+}
+
 function render({ model, el }) {
   const kind = model.get("kind");
   const listed = kind === "hits" || kind === "hit" || kind === "answer"; // items with an Open each
@@ -43,6 +51,7 @@ function render({ model, el }) {
   listView.append(list, more);
   pageView.append(back, pageBody, showAll);
   root.append(header, listView, pageView, error);
+  root.addEventListener("click", loadImage, true); // before a hit's own click opens it
   el.appendChild(root);
   if (listed) {
     list.tabIndex = 0;
