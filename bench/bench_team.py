@@ -1,6 +1,6 @@
 """Load on the team service: many users at once against ``devknow serve --users --quota --workers 2``.
 
-``python -m bench.bench_team [--clients 200] [--seconds 30] [--workers 2] [--quota search=120/min]``
+``python -m bench.bench_team [--clients 200] [--seconds 30] [--workers 2] [--quota search=4/min]``
 
 Each client is its own user (a token of its own in a users file written here) and sends searches, one
 after the other, for ``--seconds``, over one kept-alive connection (raw JSON-RPC ``tools/call`` on a
@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--quota", default="search=120/min", help="every user's quota (default: search=120/min)")
+    parser.add_argument(
+        "--quota", default="search=4/min", help="every user's quota (default: search=4/min, so that some are refused)"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "team.json")
     args = parser.parse_args(argv)
 
