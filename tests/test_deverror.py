@@ -1,15 +1,21 @@
-"""Errors to docs (issue 27): a pasted traceback that starts with a frame line. The pages are written here, in our
-own words."""
+"""Errors to docs (issue 27): a pasted traceback that starts with a frame line, and ``devknow search -``. The pages
+are written here, in our own words."""
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
+import subprocess
+import sys
 import textwrap
+import traceback
 from pathlib import Path
 
 import pytest
 
 from devknow_jupyter.cli import main
+from devknow_jupyter.error_query import query_from_exception, query_from_text
 
 ENCODING_PAGE = "documents/agents.test/models/relay"
 MESSAGE = "UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d in position 1043: character maps to <undefined>"
@@ -70,3 +76,47 @@ def test_a_pasted_traceback_that_starts_with_a_frame_line_finds_its_page(
     out = capsys.readouterr().out
     assert "No results" not in out
     assert first_hit(out) == ENCODING_PAGE
+
+
+def test_devknow_search_dash_reads_the_query_from_a_pipe(docs: Path, tmp_path: Path) -> None:
+    app = tmp_path / "app.py"  # a real program that prints, then fails inside an installed package
+    packages = tmp_path / "venv" / "lib" / "site-packages" / "relaykit"
+    packages.mkdir(parents=True)
+    (packages / "__init__.py").write_text("def load():\n    return b'\\x9d'.decode('cp1252')\n", encoding="utf-8")
+    app.write_text("print('starting the relay')\nimport relaykit\nrelaykit.load()\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": f"{packages.parent}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    program = subprocess.run([sys.executable, str(app)], capture_output=True, text=True, env=env, timeout=60)
+    assert program.returncode == 1 and "Traceback" in program.stderr
+    piped = program.stdout + program.stderr  # `python app.py 2>&1 | devknow search -`
+
+    search = [sys.executable, "-m", "devknow_jupyter", "--endpoint", f"local:{docs}", "search", "-n", "2", "-"]
+    done = subprocess.run(search, input=piped, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert first_hit(done.stdout) == ENCODING_PAGE
+    assert str(tmp_path) not in done.stdout  # the user's paths are not the query
+
+    empty = subprocess.run(search, input="", capture_output=True, text=True, timeout=60)
+    assert empty.returncode == 3 and empty.stdout == ""
+    assert empty.stderr.splitlines()[0] == "devknow: error: Nothing to search for came on standard input."
+    assert "Traceback" not in empty.stderr
+
+
+def test_the_query_for_an_exception_names_its_libraries_not_the_users_paths(tmp_path: Path, monkeypatch) -> None:
+    packages = tmp_path / "site-packages"
+    (packages / "relaykit").mkdir(parents=True)
+    (packages / "relaykit" / "__init__.py").write_text("def load():\n    return b'\\x9d'.decode('cp1252')\n")
+    user_file = tmp_path / "my_project" / "pipeline.py"
+    user_file.parent.mkdir()
+    user_file.write_text("import relaykit\n\ndef run():\n    return relaykit.load()\n")
+    monkeypatch.syspath_prepend(str(packages))
+    monkeypatch.syspath_prepend(str(user_file.parent))
+    pipeline = importlib.import_module("pipeline")
+    with pytest.raises(UnicodeDecodeError) as caught:
+        pipeline.run()
+    query = query_from_exception(caught.value)
+    assert query.startswith("UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d")
+    assert query.endswith(" relaykit")
+    assert "my_project" not in query and "pipeline" not in query and str(tmp_path) not in query
+
+    printed = "".join(traceback.format_exception(caught.value))
+    assert query_from_text(f"some output\n{printed}") == query  # the same query from the printed traceback
