@@ -1,5 +1,5 @@
-"""Errors to docs (issue 27): a pasted traceback that starts with a frame line, and ``devknow search -``. The pages
-are written here, in our own words."""
+"""Errors to docs (issue 27): a pasted traceback that starts with a frame line, ``devknow search -``, ``%deverror``
+in a real kernel, and the opt-in docs button under tracebacks. The pages are written here, in our own words."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 from devknow_jupyter.cli import main
 from devknow_jupyter.error_query import query_from_exception, query_from_text
+from tests.test_kernel import _run_in_kernel
 
 ENCODING_PAGE = "documents/agents.test/models/relay"
 MESSAGE = "UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d in position 1043: character maps to <undefined>"
@@ -120,3 +121,76 @@ def test_the_query_for_an_exception_names_its_libraries_not_the_users_paths(tmp_
 
     printed = "".join(traceback.format_exception(caught.value))
     assert query_from_text(f"some output\n{printed}") == query  # the same query from the printed traceback
+
+
+# -- %deverror and the docs button in a real kernel ------------------------------------------------------------
+
+
+def _text(outputs: list[dict]) -> str:
+    return "\n".join(out.get("text", "") + str(out.get("data", {}).get("text/plain", "")) for out in outputs)
+
+
+def test_deverror_in_a_real_kernel_after_a_real_exception(docs: Path, tmp_path: Path) -> None:
+    from jupyter_client.manager import start_new_kernel
+
+    env = {**os.environ, "DEVKNOW_ENDPOINT": f"local:{docs}"}
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
+    try:
+        assert not [o for o in _run_in_kernel(km, kc, "%load_ext devknow_jupyter") if o["type"] == "error"]
+        (nothing,) = _run_in_kernel(km, kc, "%deverror")  # a UsageError: IPython prints its one line
+        assert nothing["name"] == "stderr" and nothing["text"].startswith("UsageError: No exception to search for yet")
+
+        failed = _run_in_kernel(km, kc, "b'\\x9d'.decode('cp1252')")  # a real UnicodeDecodeError, button off
+        assert [o["type"] for o in failed] == ["error"] and failed[0]["ename"] == "UnicodeDecodeError"
+
+        _run_in_kernel(km, kc, "%devsearch --bogus x")  # the magics' own errors are not what %deverror searches for
+        shown = _run_in_kernel(km, kc, "%deverror -n 2 -o hits")
+        (result,) = [o for o in shown if o["type"] == "execute_result"]
+        assert first_hit(result["data"]["text/plain"]) == ENCODING_PAGE
+        assert "text/html" in result["data"] and "application/vnd.jupyter.widget-view+json" in result["data"]
+        (bound,) = _run_in_kernel(km, kc, "print(hits is _deverror, len(_deverror), _deverror.query)")
+        assert bound["text"].startswith("True 2 UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d")
+
+        assert not [o for o in _run_in_kernel(km, kc, "%devknow --on-error") if o["type"] == "error"]
+        with_button = _run_in_kernel(km, kc, "1 / 0")
+        assert [o["type"] for o in with_button] == ["error", "display_data"]
+        assert "application/vnd.jupyter.widget-view+json" in with_button[1]["data"]
+        assert [o["name"] for o in _run_in_kernel(km, kc, "%devsearch --bogus x")] == ["stderr"]  # no button
+        _run_in_kernel(km, kc, "%devknow --no-on-error")
+        assert [o["type"] for o in _run_in_kernel(km, kc, "1 / 0")] == ["error"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_the_docs_button_shows_the_hits_in_its_place(ip, docs: Path) -> None:
+    from IPython.utils.capture import capture_output
+    from ipywidgets.widgets.widget import _instances
+
+    from devknow_jupyter import display
+    from devknow_jupyter.deverror import BUTTON_LABEL
+
+    help_text = ip.find_line_magic("deverror").__doc__  # what %deverror? shows
+    assert "last exception raised in this kernel" in help_text and "-n N" in help_text and "--source" in help_text
+    display.options.widgets_outside_kernel = True  # the ip fixture restores the display options
+    ip.run_line_magic("devknow", f"--endpoint local:{docs}")
+    with capture_output() as off:
+        ip.run_cell("b'\\x9d'.decode('cp1252')")
+    assert off.outputs == []  # off by default: the traceback alone
+
+    ip.run_line_magic("devknow", "--on-error")
+    with capture_output() as on:
+        ip.run_cell("b'\\x9d'.decode('cp1252')")
+        (shown,) = on.outputs
+        button = _instances[shown.data["application/vnd.jupyter.widget-view+json"]["model_id"]]
+        assert button.description == BUTTON_LABEL
+        button.click()
+    (update,) = on.outputs[1:]
+    assert update.update and update.transient["display_id"] == shown.transient["display_id"]  # in its place
+    assert first_hit(update.data["text/plain"]) == ENCODING_PAGE
+    assert ip.user_ns["_deverror"].names[0] == ENCODING_PAGE
+
+    display.options.widgets_outside_kernel = False  # no widgets (a terminal): one line that names the magic
+    with capture_output() as plain:
+        ip.run_cell("1 / 0")
+    assert [output.data["text/plain"] for output in plain.outputs] == [f"{BUTTON_LABEL}: run %deverror"]
