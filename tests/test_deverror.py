@@ -194,3 +194,52 @@ def test_the_docs_button_shows_the_hits_in_its_place(ip, docs: Path) -> None:
     with capture_output() as plain:
         ip.run_cell("1 / 0")
     assert [output.data["text/plain"] for output in plain.outputs] == [f"{BUTTON_LABEL}: run %deverror"]
+
+
+# -- message templates ------------------------------------------------------------------------------------------
+
+
+def test_a_message_with_the_users_own_names_finds_the_diagnostic_page_stating_its_template(tmp_path: Path) -> None:
+    from devknow_jupyter.local.index import LocalIndex
+
+    folder = tmp_path / "docs"
+    page(
+        folder,
+        "diagnostics/undefined_function",
+        "undefined_function",
+        """
+        _The function '{0}' isn't defined._
+
+        ## Description
+
+        The analyzer produces this diagnostic when a name that looks like a call names nothing in scope.
+
+        ```dart
+        void main() => print(emty());
+        ```
+        """,
+    )
+    page(folder, "diagnostics/undefined_getter", "undefined_getter", "_The getter '{0}' isn't defined for '{1}'._\n")
+    for number in range(5):  # pages full of the user's own words, and of "function" and "defined"
+        page(
+            folder,
+            f"guides/fetch-users-{number}",
+            f"Fetch users with a function, part {number}",
+            """
+            # Fetch users
+
+            Write a function fetchUsers that fetches users: the function is defined once and fetches users
+            from the server; fetchUsers returns the users it fetched. A defined function fetches users.
+            """,
+        )
+    message = "lib/main.dart:7:3: Error: The function 'fetchUsers' isn't defined."
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        index.add_folder(folder)
+        assert index.search(message)[0]["parent"] == "documents/agents.test/diagnostics/undefined_function"
+        assert index.search("The function `loadAll` isn't defined")[0]["parent"].endswith("/undefined_function")
+        getter = index.search("The getter 'name' isn't defined for 'User'.")[0]["parent"]
+        assert getter == "documents/agents.test/diagnostics/undefined_getter"
+        # A question that happens to share the template's words is ranked by its words, as before.
+        assert index.search("how do I fetch users with a function")[0]["parent"].startswith(
+            "documents/agents.test/guides/fetch-users-"
+        )
