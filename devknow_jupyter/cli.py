@@ -288,6 +288,7 @@ def _client(args: argparse.Namespace) -> Any:
 
 #: How much of stdin ``devknow search -`` reads: a long log's end (where its error is) and no more.
 MAX_STDIN_BYTES = 1 << 20
+_STDIN_HINT = "Pipe the error in (`python app.py 2>&1 | devknow search -`) or type the query after `search`."
 
 
 def _query_from_stdin() -> str:
@@ -297,6 +298,11 @@ def _query_from_stdin() -> str:
     """
     from .error_query import query_from_text
 
+    if sys.stdin is None or sys.stdin.isatty():  # nothing is piped in: waiting for typed input would look like a hang
+        raise ConfigurationError(
+            "`devknow search -` reads the query from a pipe, and nothing is piped in.",
+            hint=_STDIN_HINT,
+        )
     stream = getattr(sys.stdin, "buffer", sys.stdin)
     kept = bytearray()
     while chunk := stream.read(1 << 16):
@@ -304,10 +310,7 @@ def _query_from_stdin() -> str:
         del kept[:-MAX_STDIN_BYTES]
     query = query_from_text(kept.decode("utf-8", errors="replace")).strip()
     if not query:
-        raise ConfigurationError(
-            "Nothing to search for came on standard input.",
-            hint="Pipe the error in (`python app.py 2>&1 | devknow search -`) or type the query after `search`.",
-        )
+        raise ConfigurationError("Nothing to search for came on standard input.", hint=_STDIN_HINT)
     return query
 
 

@@ -96,10 +96,25 @@ def test_devknow_search_dash_reads_the_query_from_a_pipe(docs: Path, tmp_path: P
     assert first_hit(done.stdout) == ENCODING_PAGE
     assert str(tmp_path) not in done.stdout  # the user's paths are not the query
 
+    long_log = "".join(f"step {number}: fetched users\n" for number in range(200_000)) + piped  # 5 MB, error last
+    done = subprocess.run(search, input=long_log, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and first_hit(done.stdout) == ENCODING_PAGE, done.stderr
+
     empty = subprocess.run(search, input="", capture_output=True, text=True, timeout=60)
     assert empty.returncode == 3 and empty.stdout == ""
     assert empty.stderr.splitlines()[0] == "devknow: error: Nothing to search for came on standard input."
     assert "Traceback" not in empty.stderr
+
+    import pty  # a terminal on stdin: nothing is piped, so say so rather than wait for typing
+
+    controller, terminal = pty.openpty()
+    try:
+        typed = subprocess.run(search, stdin=terminal, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert typed.returncode == 3
+    assert typed.stderr.splitlines()[0].startswith("devknow: error: `devknow search -` reads the query from a pipe")
 
 
 def test_the_query_for_an_exception_names_its_libraries_not_the_users_paths(tmp_path: Path, monkeypatch) -> None:
@@ -118,6 +133,12 @@ def test_the_query_for_an_exception_names_its_libraries_not_the_users_paths(tmp_
     assert query.startswith("UnicodeDecodeError: 'charmap' codec can't decode byte 0x9d")
     assert query.endswith(" relaykit")
     assert "my_project" not in query and "pipeline" not in query and str(tmp_path) not in query
+
+    from devknow_jupyter.errors import register_secret
+
+    secret = "AIzaSyDeverrorTestKey0123456789abcdef"  # a key passed in, now in the exception's message
+    register_secret(secret)
+    assert secret not in query_from_exception(ValueError(f"API key not valid: {secret}"))
 
     printed = "".join(traceback.format_exception(caught.value))
     assert query_from_text(f"some output\n{printed}") == query  # the same query from the printed traceback
