@@ -170,7 +170,11 @@ def register(ipython: Any) -> None:
     call does nothing."""
     registry = ipython.magics_manager.registry
     if "DevErrorMagics" not in registry and "DevKnowMagics" in registry:
-        ipython.register_magics(DevErrorMagics(ipython, registry["DevKnowMagics"]))
+        magics = DevErrorMagics(ipython, registry["DevKnowMagics"])
+        ipython.register_magics(magics)
+        from .completion import install_options
+
+        install_options(ipython, "%deverror", magics.deverror)
 
 
 def unregister(ipython: Any) -> None:

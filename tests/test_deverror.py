@@ -191,6 +191,7 @@ def test_the_docs_button_shows_the_hits_in_its_place(ip, docs: Path) -> None:
     from devknow_jupyter import display
     from devknow_jupyter.deverror import BUTTON_LABEL
 
+    assert ip.complete("", "%deverror --so", 14)[1] == ["--source"]
     help_text = ip.find_line_magic("deverror").__doc__  # what %deverror? shows
     assert "last exception raised in this kernel" in help_text and "-n N" in help_text and "--source" in help_text
     display.options.widgets_outside_kernel = True  # the ip fixture restores the display options
