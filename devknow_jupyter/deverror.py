@@ -71,9 +71,12 @@ class DevErrorMagics(Magics):
             return
         from .error_query import query_from_exception
 
-        self.last_query = query_from_exception(exc)
-        if self.owner.on_error and self.last_query:
-            self._offer_search(self.last_query)
+        try:
+            self.last_query = query_from_exception(exc)
+            if self.owner.on_error and self.last_query:
+                self._offer_search(self.last_query)
+        except Exception:  # a hook that fails would add its own traceback under the user's: offer nothing instead
+            self.last_query = None
 
     def _offer_search(self, query: str) -> None:
         """One line under the traceback: a button that shows the hits in its place, or, where no widget can
