@@ -109,14 +109,18 @@ def _display_bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register %devsearch, %devget, %%devask and %devknow (``%load_ext devknow_jupyter``)."""
+    """Register %devsearch, %devget, %%devask, %devknow and %deverror (``%load_ext devknow_jupyter``)."""
+    from .deverror import register
     from .magics import load_ipython_extension as load
 
     load(ipython)
+    register(ipython)  # after the others: it shares DevKnowMagics' settings and client
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """Close the shared client (``%unload_ext devknow_jupyter``)."""
+    from .deverror import unregister
     from .magics import unload_ipython_extension as unload
 
+    unregister(ipython)
     unload(ipython)

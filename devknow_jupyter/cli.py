@@ -3,6 +3,7 @@
 ::
 
     devknow search QUERY [-n N] [--source DOMAIN]
+    devknow search -                      (the query from stdin: python app.py 2>&1 | devknow search -)
     devknow get NAME_OR_URL...
     devknow ask QUESTION
     devknow index PATH [--follow-symlinks]
@@ -162,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _search_parser(search: argparse.ArgumentParser) -> None:
-    search.add_argument("query", nargs="+", metavar="QUERY", help="what to look for (quotes optional)")
+    search.add_argument(
+        "query", nargs="+", metavar="QUERY", help="what to look for (quotes optional); - reads it from stdin"
+    )
     search.add_argument(
         "-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits (REST: up to 100)"
     )
@@ -305,10 +308,39 @@ def _client(args: argparse.Namespace) -> Any:
     return DevKnowClient(args.endpoint, timeout=args.timeout, protocol=args.protocol)
 
 
+#: How much of stdin ``devknow search -`` reads: a long log's end (where its error is) and no more.
+MAX_STDIN_BYTES = 1 << 20
+_STDIN_HINT = "Pipe the error in (`python app.py 2>&1 | devknow search -`) or type the query after `search`."
+
+
+def _query_from_stdin() -> str:
+    """The query for ``devknow search -``: a traceback's error line (see :mod:`.error_query`), else the text.
+
+    Reads to the end of the pipe but keeps only its last :data:`MAX_STDIN_BYTES` (a program's error comes last).
+    """
+    from .error_query import query_from_text
+
+    if sys.stdin is None or sys.stdin.isatty():  # nothing is piped in: waiting for typed input would look like a hang
+        raise ConfigurationError(
+            "`devknow search -` reads the query from a pipe, and nothing is piped in.",
+            hint=_STDIN_HINT,
+        )
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    kept = bytearray()
+    while chunk := stream.read(1 << 16):
+        kept += chunk.encode() if isinstance(chunk, str) else chunk
+        del kept[:-MAX_STDIN_BYTES]
+    query = query_from_text(kept.decode("utf-8", errors="replace")).strip()
+    if not query:
+        raise ConfigurationError("Nothing to search for came on standard input.", hint=_STDIN_HINT)
+    return query
+
+
 def _cmd_search(args: argparse.Namespace, out: TextIO) -> int:
+    query = _query_from_stdin() if args.query == ["-"] else " ".join(args.query)
     with _client(args) as client:
         results = client.search_documents(
-            " ".join(args.query), source=args.source, since=args.since, page_size=args.n, page_token=args.page_token
+            query, source=args.source, since=args.since, page_size=args.n, page_token=args.page_token
         )
     _note(results.info.notices)
     _emit(results, args, out)

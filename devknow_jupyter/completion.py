@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["SUBCOMMANDS", "did_you_mean", "install", "option_strings"]
+__all__ = ["SUBCOMMANDS", "did_you_mean", "install", "install_options", "option_strings"]
 
 #: The words ``%devknow`` takes besides options.
 SUBCOMMANDS = ("explore",)
@@ -83,3 +83,9 @@ def install(shell: Any, magics: Any) -> None:
     }
     for command, complete in table.items():
         shell.set_hook("complete_command", _completer(complete), str_key=command)
+
+
+def install_options(shell: Any, command: str, magic: Any) -> None:
+    """Complete the options of one more magic (``%deverror``, in its own module) as :func:`install` does."""
+    complete = _options_or(lambda shell: (), option_strings(magic))
+    shell.set_hook("complete_command", _completer(complete), str_key=command)

@@ -1,4 +1,4 @@
-"""IPython magics: ``%devsearch``, ``%devget``, ``%%devask`` and ``%devknow``.
+"""IPython magics: ``%devsearch``, ``%devget``, ``%%devask`` and ``%devknow`` (``%deverror``: :mod:`.deverror`).
 
 The magics are thin: they parse the line, call the kernel's shared
 :class:`~devknow_jupyter.DevKnowClient` (see :mod:`devknow_jupyter.session`), store the result in the
@@ -254,6 +254,7 @@ class DevKnowMagics(Magics):
     )
     short_errors = Bool(True, help="Show expected errors as one short line (False: full tracebacks).").tag(config=True)
     remote_images = Bool(False, help="Load pages' images from the web (False: click to load each).").tag(config=True)
+    on_error = Bool(False, help="Show a docs search button under each failed cell's traceback.").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # The session exists before the traits load, so observers fired by config can reach it.
@@ -528,6 +529,8 @@ class DevKnowMagics(Magics):
     @argument("--clear-cache", action="store_true", help="Forget every cached result.")
     @argument("--debug", action="store_true", dest="debug", default=None, help="Show full tracebacks for errors.")
     @argument("--no-debug", action="store_false", dest="debug", help="Show errors as one short line (default).")
+    @argument("--on-error", action="store_true", default=None, help="A docs search button under each traceback.")
+    @argument("--no-on-error", action="store_false", dest="on_error", help="No button under tracebacks (default).")
     @argument(
         "command",
         nargs="*",
@@ -551,6 +554,7 @@ class DevKnowMagics(Magics):
             %devknow --endpoint http://docs.team.example:8765/mcp --token
             %devknow --endpoint local
             %devknow --clear-cache --debug
+            %devknow --on-error
         """
         line = _strip_silencing_semicolon(line)
         first, _, rest = line.strip().partition(" ")
@@ -571,6 +575,7 @@ class DevKnowMagics(Magics):
             with self._interruptible(), _Progress(self.shell, "Checking…"):
                 status = self.session.status()
             status.rows.append(("errors", "one short line" if self.short_errors else "full tracebacks (--debug)"))
+            status.rows.append(("on error", "docs button under tracebacks" if self.on_error else "off (--on-error)"))
             return status
         _display(_message(" ".join(said)))
         return None
@@ -607,6 +612,9 @@ class DevKnowMagics(Magics):
         if args.debug is not None:
             self.short_errors = not args.debug
             said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
+        if args.on_error is not None:
+            self.on_error = args.on_error
+            said.append(f"Docs button under tracebacks: {'on' if self.on_error else 'off'} (%deverror works anyway).")
         return said
 
     def _prompt_for_key(self) -> str:
@@ -686,6 +694,12 @@ def unload_ipython_extension(ipython: Any) -> None:
         "token": magics.session._token,
     }
     magics.close()
+    remove_magics(ipython, magics)
+
+
+def remove_magics(ipython: Any, magics: Any) -> None:
+    """Take the magics of one Magics instance off ``ipython`` (IPython has no unregister_magics); used by
+    :mod:`.deverror` too."""
     manager = ipython.magics_manager
     for kind, table in magics.magics.items():
         for name, func in table.items():

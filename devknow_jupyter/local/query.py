@@ -79,7 +79,18 @@ _PATH = re.compile(
     r"|(?<![\w.])(?:~|[A-Za-z]:)?[/\\](?:[\w.@-]+[/\\])+[\w.@-]*"
 )
 _LINE_NUMBERS = re.compile(r"\b(?:line|col(?:umn)?)\s+\d+\b|(?<![\w.])\d+:\d+(?::\d+)?\b", re.IGNORECASE)
-_STACK_FRAME = re.compile(r"^\s*(?:at\s+\S.*|#\d+\s+.*|File \".*|\.\.\. \d+ more)$", re.MULTILINE)
+# One stack frame, up to the end of its location only: the client joins a pasted traceback into one line, so
+# "to the end of the line" would take the exception's message with the frame (and leave nothing to search).
+# Python `File "x.py", line 3, in main`; JavaScript/Java `at f (x.js:1:2)`, `at x.js:1:2`, `at a.B.c(B.java:9)`;
+# Dart `#0  main (file:///x.dart:5:3)`; `... 3 more`.
+_STACK_FRAME = re.compile(
+    r"""File\s+"[^"\n]*",\s+line\s+\d+(?:,\s+in\s+[\w<>.$]+)?"""
+    r"|\bat\s+(?:async\s+|new\s+)?(?:[\w$.<>\[\]/-]+(?:\s+\[as\s+[\w$]+\])?\s*)?"
+    r"\((?:[^()\n]*:\d+(?::\d+)?|Native Method|Unknown Source|native|<anonymous>)\)"
+    r"|\bat\s+(?:async\s+)?\S+:\d+(?::\d+)?\b"
+    r"|(?<!\w)#\d+\s+[^()\n]{0,200}?\s*\([^()\n]*:\d+(?::\d+)?\)"
+    r"|\.\.\.\s+\d+\s+more\b"
+)
 _MESSAGE_SIGNS = re.compile(
     r"\b(?:error|exception|warning|uncaught|failed|fatal|isn't|can't|cannot|undefined|unexpected|expected|"
     r"not found|no such|traceback)\b|\w+(?:Error|Exception)\b|\w+\.\w+:\d+",
@@ -100,12 +111,13 @@ def rewrite_message(text: str) -> str:
     """
     if not looks_like_message(text):
         return text
+    original = text
     text = _STACK_FRAME.sub(" ", text)
     text = _PATH.sub(" ", text)
     text = _LINE_NUMBERS.sub(" ", text)
     kept = [word for word in re.split(r"(\s+)", text) if word.strip(":.,;!()[]").lower() not in _BOILERPLATE]
     rewritten = " ".join("".join(kept).split())
-    return rewritten or text
+    return rewritten or original  # nothing but boilerplate: search what was pasted rather than nothing
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import nullcontext
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 from .database import PageDatabase
 from .ranker import LexicalRanker, PageTerms, RankSettings
 from .search import PageSearch
+from .templates import MessageTemplates, template_lines
 
 # Pages embedded at once for the semantic ranking (bounds the embedding's memory).
 EMBED_BATCH = 32
@@ -66,9 +68,19 @@ class RankerCache(PageDatabase):
         origins = [pages.get(int(doc_id), ("", ""))[1] for doc_id in ranker.doc_ids]
         if built:
             self._save_snapshot(ranker, generation)
-        self._search = PageSearch(ranker, uris, origins, dense=self._dense(ranker))
+        templates = partial(self._templates, ranker)  # read on the first message searched for, not at open
+        self._search = PageSearch(ranker, uris, origins, dense=self._dense(ranker), templates=templates)
         self._search_generation = generation
         return self._search
+
+    def _templates(self, ranker: LexicalRanker) -> MessageTemplates:
+        """The message templates of the pages that hold a ``{0}``-style placeholder (only those are read)."""
+        position = {int(doc_id): number for number, doc_id in enumerate(ranker.doc_ids)}
+        rows = self._db.execute("SELECT id, content FROM documents WHERE content GLOB '*{[0-9]}*'")
+        return MessageTemplates(
+            (position[doc_id], line) for doc_id, content in rows if doc_id in position
+            for line in template_lines(content)
+        )
 
     def _stored_terms(self) -> Iterator[tuple[int, PageTerms]]:
         fields = len(self.ranking.weights)

@@ -15,14 +15,16 @@ sees scores, tokens or numpy arrays, so another ranker can take this class's pla
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..names import source_matches
-from .query import ranking_query
+from .query import looks_like_message, ranking_query
 from .ranker import LexicalRanker, query_weights
+from .templates import MessageTemplates
 from .whole_page import WholePageModels, typed_words
 
 __all__ = ["WEAK_MATCH", "PageSearch", "SearchOutcome"]
@@ -57,6 +59,9 @@ class PageSearch:
         dense: Optional ``(model, vectors)``: a :class:`~.semantic.WeightedEmbedder` (``embed(texts)``, weighted
             as the page vectors are) and one unit vector per page;
             fused with the share ``ranker.settings.dense_weight``.
+        templates: Reads the message templates the pages state (:mod:`.templates`), on the first query that
+            looks like a message (not at open: most searches are questions); a message that matches one puts
+            that page first.
     """
 
     def __init__(
@@ -66,8 +71,11 @@ class PageSearch:
         origins: list[str],
         *,
         dense: tuple[Any, np.ndarray] | None = None,
+        templates: Callable[[], MessageTemplates] | None = None,
     ) -> None:
         self.ranker = ranker
+        self._read_templates = templates
+        self._templates: MessageTemplates | None = None
         self.uris = uris
         self.origins = np.array(origins, dtype=object)
         self.dense = dense
@@ -127,6 +135,22 @@ class PageSearch:
             fused += shares[1] * self.whole_page.typed_bm25(typed_words(typed))
         return (fused / (1.0 + sum(shares))).astype(np.float32)
 
+    def _templates_first(self, query: str, scores: np.ndarray) -> np.ndarray:
+        """``scores`` with the pages whose message template ``query`` matches above all others (an exact match
+        of the message is surer than any word score), in the order of their own scores: two diagnostics may
+        share a template, and the words around the message (its code, ``ambiguous_import``) tell them apart."""
+        if self._read_templates is None or not looks_like_message(query):
+            return scores
+        if self._templates is None:
+            self._templates = self._read_templates()
+        matched = self._templates.matches(query)
+        if not matched:
+            return scores
+        top = max(float(scores.max()), 1e-6)
+        for position in matched:
+            scores[position] += top
+        return scores
+
     def search(
         self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
     ) -> SearchOutcome:
@@ -134,7 +158,7 @@ class PageSearch:
         parsed = ranking_query(query)
         if not parsed.tokens or limit <= 0 or not len(self.ranker):
             return SearchOutcome([], parsed.text, [NO_MATCH] if parsed.tokens else [])
-        scores = self.scores(parsed.text, parsed.tokens, parsed.pairs, typed=query)
+        scores = self._templates_first(query, self.scores(parsed.text, parsed.tokens, parsed.pairs, typed=query))
         positions = self.ranker.top(scores, limit, self.allowed(source, origin))
         doc_ids = [int(self.ranker.doc_ids[position]) for position in positions]
         notices = []
