@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -96,12 +96,13 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
                 min_chars=1,
                 license="",
                 attribution="",
+                user_repository=True,  # the user typed it
             )
     override = repos.get(recipe.name)
     if not override:
         return recipe
     where, _, commit = override.rpartition("@") if "@" in override.rsplit("/", 1)[-1] else (override, "", "")
-    return replace(recipe.with_repository(where), commit=commit)
+    return recipe.with_repository(where, commit)
 
 
 def build(
@@ -118,7 +119,7 @@ def build(
     ``repos`` maps a recipe name to another copy of its repository (a local path or ``file://`` URL), read at
     that copy's HEAD, or at a commit given as ``PATH@COMMIT``.
     ``keep_going``: a source that cannot be fetched is reported in :attr:`PackReport.skipped` and the others are
-    built (else :class:`~.extract.FetchError` is raised). ``progress(source, pages)`` is called as pages are read.
+    built (else :class:`~.fetch.FetchError` is raised). ``progress(source, pages)`` is called as pages are read.
     The file is written next to ``output`` and moved into place at the end: an interrupted build leaves nothing.
     """
     started = time.perf_counter()
