@@ -239,6 +239,10 @@ def _pack_parser(pack: argparse.ArgumentParser) -> None:
         "--repo", action="append", default=[], metavar="NAME=PATH", help="read recipe NAME from this repository copy"
     )
     build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched")
+    build.add_argument(
+        "--license", metavar="SPDX", help="the licence of the folders' pages (default: front matter or LICENSE file)"
+    )
+    build.add_argument("--attribution", metavar="TEXT", help="the attribution hits from the folders' pages carry")
     add = actions.add_parser("add", help="install a pack (searched with the default index)")
     add.add_argument("file", metavar="FILE")
     actions.add_parser("list", help="the installed packs, their sources and licences")
@@ -439,12 +443,21 @@ def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
         progress = packs.pack.TerminalProgress(sys.stderr)
         try:
             report = packs.build(
-                args.sources, args.output, name=args.name, repos=repos, keep_going=args.keep_going, progress=progress
+                args.sources,
+                args.output,
+                name=args.name,
+                repos=repos,
+                keep_going=args.keep_going,
+                progress=progress,
+                license=args.license,
+                attribution=args.attribution,
             )
         finally:
             progress.finish()
         for reason in report.skipped:
             print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
+        for note in report.notes:
+            print(f"{PROG}: note: {_one_line(note)}", file=sys.stderr)
         if args.json:
             _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
         else:

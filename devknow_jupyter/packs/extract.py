@@ -19,7 +19,7 @@ from .cleanup import clean, html_to_markdown, notebook_to_markdown
 from .fetch import FetchError, checkout
 from .recipe import Generated, Recipe
 
-__all__ = ["FetchError", "candidates", "checkout", "documents"]
+__all__ = ["FetchError", "candidates", "checkout", "documents", "holdings"]
 
 #: Files larger than this are not documentation pages (a generated JSON data file may be larger).
 MAX_PAGE_BYTES = 4 * 1024 * 1024
@@ -43,6 +43,28 @@ def documents(recipe: Recipe, root: Path) -> Iterator[dict[str, str]]:
             if document["name"] not in seen:
                 seen.add(document["name"])
                 yield document
+
+
+def holdings(root: Path, *, limit: int = 100_000) -> str:
+    """What a folder holds, for a message: its file count and most common suffixes, with a few examples."""
+    suffixes: dict[str, int] = {}
+    examples: list[str] = []
+    files = 0
+    for directory, subdirs, filenames in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d != ".git")
+        for filename in sorted(filenames):
+            files += 1
+            suffix = Path(filename).suffix.lower() or "(no suffix)"
+            suffixes[suffix] = suffixes.get(suffix, 0) + 1
+            if len(examples) < 3:
+                examples.append(Path(directory, filename).relative_to(root).as_posix())
+        if files >= limit:
+            break
+    if not files:
+        return "no files"
+    common = sorted(suffixes.items(), key=lambda item: (-item[1], item[0]))
+    kinds = ", ".join(f"{count} {suffix}" for suffix, count in common[:4]) + (", ..." if len(common) > 4 else "")
+    return f"{files}{'+' if files >= limit else ''} files ({kinds}), e.g. {', '.join(examples)}"
 
 
 def candidates(recipe: Recipe, root: Path) -> list[str]:
@@ -106,6 +128,8 @@ def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:
         "content": body,
         "source_path": relative,
     }
+    if _first(meta, ("license",)):  # a folder without a recipe takes its licence from here
+        document["license"] = _first(meta, ("license",))
     return document
 
 
