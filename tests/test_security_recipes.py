@@ -236,6 +236,44 @@ def test_an_include_glob_that_climbs_out_is_refused(pattern: str, repo: Path, tm
     assert "files.include" in error and "not a path inside the repository" in error and one_error(error)
 
 
+@pytest.mark.parametrize(
+    ("url", "extra", "message"),
+    [
+        ("https://evil.test/{path}/{0}", "", "urls.url may hold only {path}, not {0}"),
+        ("https://evil.test/{path}", _generated("docs/x.json").replace("{id}'", "{id}/{id.__class__}'"), "not {id"),
+    ],
+    ids=["index", "attribute"],
+)
+def test_a_template_with_other_fields_is_one_line(
+    url: str, extra: str, message: str, repo: Path, tmp_path: Path, capsys
+) -> None:
+    recipe = recipe_file(tmp_path, "https://evil.test/x", extra=extra)
+    recipe.write_text(recipe.read_text().replace("https://evil.test/{path}", url), encoding="utf-8")
+    args = ["pack", "build", str(recipe), "--repo", f"evil={repo}", "-o", str(tmp_path / "x.pack")]
+    assert cli.main(args) == CONFIG_STATUS
+    error = capsys.readouterr().err
+    assert message in error and one_error(error)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("generated = 'x.json'\n", "generated must be an array of tables"),
+        (_generated("docs/x.json").replace("body = ['text']", "body = 5"), "body must be a list of field names"),
+        (_generated("docs/x.json") + "where = [1]\n", "where and where_not must be tables"),
+    ],
+    ids=["not-tables", "body", "where"],
+)
+def test_a_malformed_generated_table_is_one_line(extra: str, message: str, repo: Path, tmp_path: Path, capsys) -> None:
+    recipe = recipe_file(tmp_path, "https://evil.test/x", extra=extra)
+    if extra.startswith("generated ="):  # a top-level key: before the first table
+        recipe.write_text(extra + recipe.read_text().replace(extra, ""), encoding="utf-8")
+    args = ["pack", "build", str(recipe), "--repo", f"evil={repo}", "-o", str(tmp_path / "x.pack")]
+    assert cli.main(args) == CONFIG_STATUS
+    error = capsys.readouterr().err
+    assert message in error and one_error(error)
+
+
 # -- 3. a glob hangs the build ----------------------------------------------------------------------------------
 
 HOSTILE_GLOB = "docs/*a*a*a*a*a*a*a*a*a*a*a*a*b.md"

@@ -104,6 +104,7 @@ class _Git:
 
     def __init__(self, recipe: Recipe, protocol: str) -> None:
         self.recipe = recipe
+        self.remote = protocol != "file"  # a network fetch: without network, a local copy is the way out
         self.env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
         self.env.update({key: os.environ[key] for key in _KEPT_GIT_VARIABLES if key in os.environ})
         self.env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", GIT_ALLOW_PROTOCOL=protocol)
@@ -125,7 +126,8 @@ class _Git:
         if done.returncode != 0:
             lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
             reason = lines[-1] if lines else "git failed"
-            raise FetchError(f"{recipe.name}: cannot fetch {recipe.repository}: {reason}", hint=_offline_hint(recipe))
+            hint = _offline_hint(recipe) if self.remote else None
+            raise FetchError(f"{recipe.name}: cannot fetch {recipe.repository}: {reason}", hint=hint)
         return done.stdout
 
 

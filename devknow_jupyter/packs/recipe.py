@@ -10,6 +10,7 @@ shipped recipes live in ``devknow_jupyter/packs/recipes/``; ``load_recipe("go")`
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -189,6 +190,7 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     url = get("urls", "url", str, required=True)
     if "{path}" not in url or not url.startswith(("https://", "http://")):
         raise RecipeError(f"{where}: urls.url must be an http(s) URL template holding {{path}}")
+    _check_template(where, "urls.url", url, "path")
     cleanup = tuple(get("cleanup", "steps", list, ["html_comments", "blank_lines"]))
     unknown = [step for step in cleanup if step not in CLEANUP_STEPS]
     if unknown:
@@ -231,6 +233,19 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     )
 
 
+def _check_template(where: str, key: str, template: str, field_name: str) -> None:
+    """A template may hold only ``{field_name}``: ``str.format`` would otherwise look up other fields,
+    indexes or attributes (``{path.__class__}``) and fail with a foreign exception, or show internals."""
+    try:
+        fields = [parsed[1:] for parsed in string.Formatter().parse(template) if parsed[1] is not None]
+    except ValueError as exc:
+        raise RecipeError(f"{where}: {key}: {exc} in {template!r}") from None
+    for name, spec, conversion in fields:
+        if name != field_name or spec or conversion:
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise RecipeError(f"{where}: {key} may hold only {{{field_name}}}, not {shown}")
+
+
 def _check_source(where: str, key: str, check: Any) -> None:
     try:
         check()
@@ -251,13 +266,23 @@ def _check_globs(where: str, key: str, patterns: tuple[str, ...]) -> None:
 def _parse_generated(data: dict[str, Any], where: str) -> tuple[Generated, ...]:
     """The recipe's ``[[generated]]`` tables: pages made from a data file, one per record."""
     generated = []
-    for number, item in enumerate(data.get("generated", []), 1):
+    tables = data.get("generated", [])
+    if not isinstance(tables, list):
+        raise RecipeError(f"{where}: generated must be an array of tables ([[generated]])")
+    for number, item in enumerate(tables, 1):
         if not isinstance(item, dict) or not isinstance(item.get("file"), str) or "{id}" not in str(item.get("url")):
             raise RecipeError(f"{where}: [[generated]] #{number} needs a file and a url holding {{id}}")
+        body = item.get("body", ["documentation"])
+        if not isinstance(body, list) or not all(isinstance(key, str) for key in body):
+            raise RecipeError(f"{where}: [[generated]] #{number} body must be a list of field names")
+        if not all(isinstance(item.get(key, {}), dict) for key in ("where", "where_not")):
+            raise RecipeError(f"{where}: [[generated]] #{number} where and where_not must be tables")
         try:
             check_path(item["file"])
         except SourceRefused as exc:
             raise RecipeError(f"{where}: [[generated]] #{number} file: {exc}") from None
+        for key in ("url", "title", "description"):
+            _check_template(where, f"[[generated]] #{number} {key}", str(item.get(key, "")), "id")
         generated.append(
             Generated(
                 file=item["file"],
@@ -265,7 +290,7 @@ def _parse_generated(data: dict[str, Any], where: str) -> tuple[Generated, ...]:
                 id_field=str(item.get("id", "id")),
                 title=str(item.get("title", "{id}")),
                 description=str(item.get("description", "")),
-                body_fields=tuple(item.get("body", ["documentation"])),
+                body_fields=tuple(body),
                 where=dict(item.get("where", {})),
                 where_not=dict(item.get("where_not", {})),
             )
