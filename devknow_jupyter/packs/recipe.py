@@ -199,13 +199,9 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     if not include:
         raise RecipeError(f"{where}: files.include is empty")
     exclude = tuple(get("files", "exclude", list, []))
-    for key, patterns in (("include", include), ("exclude", exclude)):
-        _check_globs(where, f"files.{key}", patterns)
     generated = _parse_generated(data, where)
     repository, commit = get("source", "repository", str, required=True), get("source", "commit", str, "")
-    # A local path is allowed here and refused when fetched unless the user points the recipe at a copy.
-    _check_source(where, "source.repository", lambda: check_repository(repository, named_by_user=True))
-    _check_source(where, "source.commit", lambda: commit and check_ref(commit))
+    _check_reach(where, repository, commit, include, exclude)
     return Recipe(
         name=name,
         title=get("", "title", str, name),
@@ -246,11 +242,19 @@ def _check_template(where: str, key: str, template: str, field_name: str) -> Non
             raise RecipeError(f"{where}: {key} may hold only {{{field_name}}}, not {shown}")
 
 
-def _check_source(where: str, key: str, check: Any) -> None:
-    try:
-        check()
-    except SourceRefused as exc:
-        raise RecipeError(f"{where}: {key}: {exc}") from None
+def _check_reach(where: str, repository: str, commit: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    """What the recipe reaches: a repository and ref git can't mistake for options or commands, globs that stay
+    in the repository. A local path passes here; it is refused when fetched unless the user named the copy."""
+    for key, check in (
+        ("source.repository", lambda: check_repository(repository, named_by_user=True)),
+        ("source.commit", lambda: commit and check_ref(commit)),
+    ):
+        try:
+            check()
+        except SourceRefused as exc:
+            raise RecipeError(f"{where}: {key}: {exc}") from None
+    for key, patterns in (("include", include), ("exclude", exclude)):
+        _check_globs(where, f"files.{key}", patterns)
 
 
 def _check_globs(where: str, key: str, patterns: tuple[str, ...]) -> None:
