@@ -263,7 +263,11 @@ def _pack_parser(pack: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--repo", action="append", default=[], metavar="NAME=PATH", help="read recipe NAME from this repository copy"
     )
-    build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched")
+    build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched or give no page")
+    build.add_argument(
+        "--license", metavar="SPDX", help="the licence of the folders' pages (default: front matter or LICENSE file)"
+    )
+    build.add_argument("--attribution", metavar="TEXT", help="the attribution hits from the folders' pages carry")
     add = actions.add_parser("add", help="install a pack (searched with the default index)")
     add.add_argument("file", metavar="FILE")
     actions.add_parser("list", help="the installed packs, their sources and licences")
@@ -484,6 +488,44 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _pack_build(args: argparse.Namespace, out: TextIO, text: TerminalWriter) -> int:
+    """`devknow pack build`: the pack written, skipped sources and notes on stderr, the summary on stdout."""
+    from . import packs
+
+    repos = {}
+    for item in args.repo:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ConfigurationError(f"--repo {item!r}: expected NAME=PATH")
+        repos[name] = path
+    progress = packs.pack.TerminalProgress(sys.stderr)
+    try:
+        report = packs.build(
+            args.sources,
+            args.output,
+            name=args.name,
+            repos=repos,
+            keep_going=args.keep_going,
+            progress=progress,
+            license=args.license,
+            attribution=args.attribution,
+        )
+    finally:
+        progress.finish()
+    for reason in report.skipped:
+        print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
+    for note in report.notes:
+        print(f"{PROG}: note: {_one_line(note)}", file=sys.stderr)
+    if args.json:
+        _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
+    else:
+        text.write(
+            f"Built {report.path}: {report.pages} pages from {len(report.manifest['sources'])} sources, "
+            f"{report.size_bytes / 1e6:.1f} MB in {report.seconds:.1f} s\n"
+        )
+    return 0
+
+
 def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
     from . import packs
 
@@ -494,29 +536,7 @@ def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
             text.write(f"{name:<12} {recipe.title} ({recipe.license})\n")
         return 0
     if args.pack_command == "build":
-        repos = {}
-        for item in args.repo:
-            name, sep, path = item.partition("=")
-            if not sep or not name or not path:
-                raise ConfigurationError(f"--repo {item!r}: expected NAME=PATH")
-            repos[name] = path
-        progress = packs.pack.TerminalProgress(sys.stderr)
-        try:
-            report = packs.build(
-                args.sources, args.output, name=args.name, repos=repos, keep_going=args.keep_going, progress=progress
-            )
-        finally:
-            progress.finish()
-        for reason in report.skipped:
-            print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
-        if args.json:
-            _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
-        else:
-            text.write(
-                f"Built {report.path}: {report.pages} pages from {len(report.manifest['sources'])} sources, "
-                f"{report.size_bytes / 1e6:.1f} MB in {report.seconds:.1f} s\n"
-            )
-        return 0
+        return _pack_build(args, out, text)
     if args.pack_command == "add":
         added = packs.add(args.file)
         verb = "Replaced" if added.replaced else "Added"

@@ -109,7 +109,7 @@ def test_cleanup_steps_keep_code_blocks(tmp_path: Path) -> None:
             "cleanup": {"steps": ["mdx_imports", "liquid", "html_comments", "blank_lines"], "min_chars": 10},
             "license": {"spdx": "CC0-1.0", "attribution": "Lantern notes, by the tests."},
         }
-    )
+    ).with_repository(str(tmp_path))  # a local folder is read when the user names it, not when a recipe does
     with checkout(recipe) as (folder, _):
         (doc,) = documents(recipe, folder)
     assert doc["name"] == "documents/lanterns.test/lantern" and doc["title"] == "Lanterns"
@@ -442,6 +442,6 @@ def test_a_symlink_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
             "cleanup": {"min_chars": 10},
             "license": {"spdx": "CC0-1.0", "attribution": "by the tests"},
         }
-    )
+    ).with_repository(str(repo))
     with checkout(recipe) as (folder, _):
         assert [doc["name"] for doc in documents(recipe, folder)] == ["documents/links.test/own"]

@@ -22,8 +22,9 @@ from typing import Any, TextIO
 from .._version import __version__
 from ..errors import ConfigurationError
 from ..local.index import SCHEMA_VERSION, LocalIndex
-from .extract import candidates, checkout, documents
-from .recipe import RECIPES_DIR, Recipe, load_recipe
+from .extract import FetchError, candidates, checkout, documents, holdings
+from .licences import folder_licence
+from .recipe import RECIPES_DIR, Recipe, RecipeError, load_recipe
 
 __all__ = [
     "PACK_FORMAT",
@@ -57,6 +58,7 @@ class PackReport:
     size_bytes: int = 0
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)  # sources that could not be fetched, with the reason
+    notes: list[str] = field(default_factory=list)  # what the user should know, e.g. a source of unknown licence
 
     @property
     def pages(self) -> int:
@@ -78,8 +80,13 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
         path = Path(text).expanduser()
         # A bare name is a shipped recipe even when a folder of that name is in the working directory.
         shipped = "/" not in text and (RECIPES_DIR / f"{text}.toml").is_file()
-        if shipped or text.endswith(".toml") or ("://" not in text and not path.exists()):
+        if shipped or text.endswith(".toml"):
             recipe = load_recipe(text)
+        elif "://" not in text and not path.exists():
+            if isinstance(spec, Path) or "/" in text or os.sep in text or text.startswith((".", "~")):
+                hint = "Give an existing folder, a .toml recipe or a shipped recipe (devknow pack recipes)."
+                raise RecipeError(f"No such folder: {text}", hint=hint)
+            recipe = load_recipe(text)  # "No recipe named ...", listing the shipped ones
         else:
             # A folder or repository of Markdown pages that name themselves in their front matter.
             stem = path.name if "://" not in text else text.rstrip("/").rsplit("/", 1)[-1]
@@ -96,12 +103,13 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
                 min_chars=1,
                 license="",
                 attribution="",
+                user_repository=True,  # the user typed it
             )
     override = repos.get(recipe.name)
     if not override:
         return recipe
     where, _, commit = override.rpartition("@") if "@" in override.rsplit("/", 1)[-1] else (override, "", "")
-    return replace(recipe.with_repository(where), commit=commit)
+    return recipe.with_repository(where, commit)
 
 
 def build(
@@ -112,13 +120,19 @@ def build(
     repos: dict[str, str] | None = None,
     keep_going: bool = False,
     progress: Progress | None = None,
+    license: str | None = None,
+    attribution: str | None = None,
 ) -> PackReport:
     """Build one pack file at ``output`` from recipes (``"go"``, ``"my.toml"``), folders or git repositories.
 
     ``repos`` maps a recipe name to another copy of its repository (a local path or ``file://`` URL), read at
     that copy's HEAD, or at a commit given as ``PATH@COMMIT``.
-    ``keep_going``: a source that cannot be fetched is reported in :attr:`PackReport.skipped` and the others are
-    built (else :class:`~.extract.FetchError` is raised). ``progress(source, pages)`` is called as pages are read.
+    ``keep_going``: a source that cannot be fetched, or that gives no page, is reported in
+    :attr:`PackReport.skipped` and the others are built (else :class:`~.fetch.FetchError` is raised).
+    ``progress(source, pages)`` is called as pages are read.
+    ``license`` (SPDX) and ``attribution``: for the folders and git repositories, which carry no recipe; without
+    them a folder's licence is read from its pages' ``license`` front matter or its LICENSE file, and
+    :attr:`PackReport.notes` says when none is known.
     The file is written next to ``output`` and moved into place at the end: an interrupted build leaves nothing.
     """
     started = time.perf_counter()
@@ -127,6 +141,10 @@ def build(
     recipes = [_resolve(spec, repos) for spec in sources]
     if not recipes:
         raise ConfigurationError("Nothing to build.", hint="Name recipes (devknow pack recipes) or folders.")
+    if license or attribution:
+        if not any(not recipe.license for recipe in recipes):
+            raise ConfigurationError("--license and --attribution are for folders; recipes name their own.")
+        recipes = [recipe if recipe.license else _licensed(recipe, license, attribution) for recipe in recipes]
     partial = output.with_name(output.name + ".partial")
     partial.unlink(missing_ok=True)
     report = PackReport(output, {"format": PACK_FORMAT, "name": name or output.stem, "sources": []})
@@ -161,13 +179,22 @@ def _add_source(
     fetched is noted in ``report.skipped`` instead. ``overridden``: read from another copy of its repository."""
     try:
         with checkout(recipe) as (folder, commit):
-            pages = _read(recipe, folder, progress)
+            pages, licences = _read(recipe, folder, progress)
+            if not pages:
+                raise FetchError(_no_pages(recipe, folder))
+            if not recipe.license:
+                recipe = _licensed(recipe, *folder_licence(folder, licences))
             added = index.add_documents(pages, origin=origin_of(report.manifest["name"], recipe.name))
     except ConfigurationError as exc:
         if not keep_going:
             raise
         report.skipped.append(exc.message)
         return
+    if not recipe.license:
+        report.notes.append(
+            f"{recipe.name}: no licence known (no --license, no `license` front matter, no LICENSE file it "
+            "recognises); its pages carry none."
+        )
     report.manifest["sources"].append(
         {
             "name": recipe.name,
@@ -179,6 +206,28 @@ def _add_source(
             "pages": added.added + added.updated,
         }
     )
+
+
+def _licensed(recipe: Recipe, license: str | None, attribution: str | None) -> Recipe:
+    """A folder's recipe with its licence and attribution filled in (an attribution alone names no licence)."""
+    return replace(recipe, license=license or recipe.license, attribution=attribution or recipe.attribution)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _no_pages(recipe: Recipe, folder: Path) -> str:
+    """Why a source gave no page: which globs matched nothing in what the folder holds, or what dropped them."""
+    matched = len(candidates(recipe, folder))
+    where = recipe.repository
+    if matched:
+        return (
+            f"{recipe.name}: {_count(matched, 'file')} in {where} match the recipe, but none became a page "
+            f"(redirect stubs, under {recipe.min_chars} characters, or no URL)"
+        )
+    globs = ", ".join(recipe.include) + (f" (less {', '.join(recipe.exclude)})" if recipe.exclude else "")
+    return f"{recipe.name}: no file in {where} matches {globs}; it holds {holdings(folder)}"
 
 
 def _seal(index: LocalIndex, report: PackReport) -> None:
@@ -216,17 +265,20 @@ def _public(recipe: Recipe) -> str:
         return recipe.repository
 
 
-def _read(recipe: Recipe, folder: Path, progress: Progress | None) -> list[dict[str, str]]:
+def _read(recipe: Recipe, folder: Path, progress: Progress | None) -> tuple[list[dict[str, str]], list[str]]:
+    """The source's pages, and the ``license`` their front matter names (one entry per page naming one)."""
     expect = getattr(progress, "expect", None)
     if expect is not None:  # a bar needs a total: the included files (generated pages come on top)
         expect(recipe.name, len(candidates(recipe, folder)))
-    pages = []
+    pages, licences = [], []
     for page in documents(recipe, folder):
         page.pop("source_path", None)
+        if "license" in page:
+            licences.append(page.pop("license"))
         pages.append(page)
         if progress is not None:
             progress(recipe.name, len(pages))
-    return pages
+    return pages, licences
 
 
 def _unlink(path: Path) -> None:
@@ -337,4 +389,3 @@ class TerminalProgress:
             self.stream.write(f"\r{line:<60}\n" if self.tty else f"{line}\n")  # padded over the bar
             self.stream.flush()
             self.current = None
-
