@@ -282,6 +282,10 @@ def _is_pack(path: Path) -> bool:
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
+            # The catalogue first: a pack's meta could be a view of the author's choosing (see packs.checks).
+            kind = db.execute("SELECT type FROM sqlite_master WHERE name = 'meta'").fetchone()
+            if kind is None or kind[0] != "table":
+                return kind is not None  # a view named meta: opened as a pack, so the pack checks refuse it
             return db.execute("SELECT 1 FROM meta WHERE key = 'user:pack_format'").fetchone() is not None
         finally:
             db.close()

@@ -31,6 +31,8 @@ SCHEMA_VERSION = "3"
 # A passage's id is (page id << PAGE_SHIFT) | passage number.
 PAGE_SHIFT = 20
 PASSAGES_PER_PAGE = (1 << PAGE_SHIFT) - 1
+#: The largest page id: its passages' ids (``id << PAGE_SHIFT``) must fit SQLite's signed 64-bit integers.
+MAX_DOC_ID = (1 << (63 - PAGE_SHIFT)) - 1
 
 
 @dataclass
@@ -496,6 +498,36 @@ class PageDatabase:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def schema_columns() -> dict[str, tuple[tuple[str, str, int, int, int], ...]]:
+    """Each table of the schema (virtual tables and their shadow tables aside) with its columns as
+    ``(name, declared type, not null, primary key, hidden)``: what a file in this schema must hold."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        tables = [
+            row[0]
+            for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT LIKE 'chunks_fts_%'"
+            )
+        ]
+        return {
+            table: tuple(
+                (row[1], row[2].upper(), row[3], row[5], row[6]) for row in db.execute(f"PRAGMA table_xinfo({table})")
+            )
+            for table in tables
+        }
+    finally:
+        db.close()
+
+
+def fts_declaration() -> str:
+    """The statement that declares the full-text table, whitespace-normalised (as a pack must hold it)."""
+    start = _SCHEMA.index("CREATE VIRTUAL TABLE")
+    return " ".join(_SCHEMA[start : _SCHEMA.index(";", start)].replace("IF NOT EXISTS ", "").split())
 
 
 def _source_file(path: str) -> str:
