@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigurationError
 from .answer import extractive_answer
 from .chunking import ChunkSizes
-from .database import PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
+from .database import MAX_DOC_ID, PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
 from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, FolderIndexing, IndexReport
 from .query import fts_expression, query_terms
 from .ranker import RankSettings
@@ -68,12 +69,24 @@ class LocalIndex(FolderIndexing):
 
     # -- knowledge packs ---------------------------------------------------------------------------
 
-    def import_index(self, path: str | os.PathLike[str]) -> IndexReport:
-        """Copy every document of another index (a knowledge pack) into this one, with its origin, passages and
-        term counts: nothing is re-chunked or re-tokenized (only the full-text entries of the passages are made).
+    def import_index(
+        self,
+        path: str | os.PathLike[str],
+        origins: Mapping[str, str],
+        *,
+        replacing: Iterable[str] = (),
+        meta: Mapping[str, str] | None = None,
+    ) -> IndexReport:
+        """Copy the documents of another index (a knowledge pack) into this one, with their passages and term
+        counts: nothing is re-chunked or re-tokenized (only the full-text entries of the passages are made).
 
-        A name this index already has keeps this index's document (reported as skipped), except documents
-        fetched from the live service, which the imported version replaces. One transaction.
+        ``origins`` maps each origin of the other index's documents to the origin they get here: the importer
+        says where pages come from, never the file (documents of any other origin are not copied).
+        ``replacing``: origins whose documents go first (the older copy of the same pack); ``meta``: values
+        written with the pages (:meth:`set_meta`). A name this index already has keeps this index's document
+        (reported as skipped), except documents fetched from the live service, which the imported version
+        replaces. The caller checks the file first (:func:`~devknow_jupyter.packs.read_manifest`). One
+        transaction: on any failure this index is as it was.
         """
         started = time.perf_counter()
         report = IndexReport()
@@ -83,14 +96,19 @@ class LocalIndex(FolderIndexing):
             db.execute("ATTACH DATABASE ? AS pack", (str(path),))
             try:
                 with self._transaction():
-                    self._copy_attached(report)
+                    for origin in replacing:
+                        for (doc_id,) in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,)).fetchall():
+                            self._delete(doc_id)
+                    self._copy_attached(report, origins)
+                    for key, value in (meta or {}).items():
+                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"user:{key}", value))
             finally:
                 db.execute("DETACH DATABASE pack")
             self._page_search()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _copy_attached(self, report: IndexReport) -> None:
+    def _copy_attached(self, report: IndexReport, origins: Mapping[str, str]) -> None:
         """Copy the documents of the database attached as ``pack`` (inside the caller's transaction)."""
         db = self._db
         for (doc_id,) in db.execute(
@@ -100,12 +118,19 @@ class LocalIndex(FolderIndexing):
         for (name,) in db.execute("SELECT p.name FROM pack.documents p JOIN main.documents m ON m.name = p.name"):
             report.skipped.append((name, "this index has a document of that name already; it is kept"))
         offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
-        db.execute(
-            "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
-            " SELECT id + ?, name, uri, title, description, content, origin, sha256, indexed"
-            " FROM pack.documents WHERE name NOT IN (SELECT name FROM main.documents) ORDER BY id",
-            (offset,),
-        )
+        highest = db.execute("SELECT coalesce(max(id), 0) FROM pack.documents").fetchone()[0]
+        if not isinstance(highest, int) or offset + highest > MAX_DOC_ID:
+            raise ConfigurationError(
+                f"The pack's page ids run to {highest}: more than this index can number (at most {MAX_DOC_ID:,}).",
+                hint="Build the pack again with `devknow pack build`.",
+            )
+        for theirs, ours in origins.items():
+            db.execute(
+                "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
+                " SELECT id + ?, name, uri, title, description, content, ?, sha256, indexed FROM pack.documents"
+                " WHERE origin = ? AND name NOT IN (SELECT name FROM main.documents) ORDER BY id",
+                (offset, ours, theirs),
+            )
         report.added = db.execute("SELECT count(*) FROM main.documents WHERE id > ?", (offset,)).fetchone()[0]
         kept = "SELECT id - ? FROM main.documents WHERE id > ?"
         db.execute(
