@@ -9,6 +9,7 @@ installed packs as they were. Later changes must keep these passing.
 from __future__ import annotations
 
 import json
+import random
 import resource
 import shutil
 import sqlite3
@@ -18,11 +19,16 @@ import time
 from pathlib import Path
 
 import pytest
+from starlette.responses import Response
 
 from devknow_jupyter import DevKnowClient, cli, packs
+from devknow_jupyter.errors import ConfigurationError
 from devknow_jupyter.local.index import LocalIndex
 from devknow_jupyter.local.paths import default_index_path
+from devknow_jupyter.local.store import DocumentStore
 from tests.conftest import ROOT
+from tests.servers.scripted import Call, ScriptedServer, modern_server, result, rpc_json, tool_ok
+from tests.test_hardening_transport import on_tools
 from tests.test_packs import CONFIG_STATUS, _one_error
 
 GOOD_PAGE = "documents/kilns.test/firing"
@@ -194,6 +200,21 @@ def test_damaged_term_counts_passages_and_fields_are_refused(
     _still_works(capsys, before)
 
 
+def test_term_counts_that_miscount_their_terms_leave_the_page_unranked_not_a_crash(
+    good: Path, evil: Path, capsys
+) -> None:
+    """Whole rows of counts, one fewer than the page's terms: the ranker leaves the page out, nothing fails."""
+    _edit(evil, "UPDATE page_terms SET counts = substr(counts, 11)")
+    assert cli.main(["pack", "add", str(evil)]) == 0
+    capsys.readouterr()
+    assert cli.main(["--endpoint", "local", "search", "glazes silica flux"]) == 0
+    assert EVIL_PAGE not in capsys.readouterr().out
+    assert cli.main(["--endpoint", "local", "search", "kilns fired cone six"]) == 0
+    assert GOOD_PAGE in capsys.readouterr().out
+    with DevKnowClient("local") as client:
+        assert [doc.name for doc in client.get_documents([EVIL_PAGE])] == [EVIL_PAGE]
+
+
 def test_a_damaged_ranker_snapshot_is_rebuilt_not_a_traceback(evil: Path, capsys) -> None:
     _edit(evil, "UPDATE ranker_snapshot SET data = 'xyz' WHERE part = 'offsets'")
     assert cli.main(["--endpoint", f"local:{evil}", "search", "glazes silica flux"]) == 0
@@ -284,3 +305,91 @@ def test_manifests_stored_in_another_shape_are_listed_and_removed(good: Path, ca
     assert GOOD_PAGE in capsys.readouterr().out
     assert cli.main(["pack", "remove", "odd"]) == 0
     assert [manifest["name"] for manifest in packs.installed()] == ["good"]
+
+
+# -- the offline store of fetched pages against a hostile upstream ------------------------------------------
+
+PAGE_TEXT = 100 * 1024  # each page the upstream sends
+
+
+def _page_text(name: str) -> str:
+    """About PAGE_TEXT bytes of words, different for every page (so the full-text index grows as for real pages)."""
+    words = random.Random(name)
+    lines = [f"# {name}\n"]
+    size = 0
+    while size < PAGE_TEXT:
+        line = " ".join(f"w{words.randrange(50_000)}" for _ in range(12))
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)
+
+
+def _generous_upstream(call: Call) -> Response:
+    """get_documents answered with a large page for every name asked (one page is over the page limit)."""
+    names = call.body["params"]["arguments"]["names"]
+    docs = []
+    for name in names:
+        content = _page_text(name) * (6 if name.endswith("/huge") else 1)
+        docs.append(
+            {"name": name, "uri": f"https://evil.test/{name.rsplit('/', 1)[-1]}", "title": name, "content": content}
+        )
+    return rpc_json(result(call, tool_ok({"documents": docs})))
+
+
+def _kept(store: DocumentStore) -> dict[str, int]:
+    return {doc["name"]: len(doc["content"]) for doc in store.get(store.names())}
+
+
+def test_the_offline_store_stays_within_its_limits_against_a_hostile_upstream(monkeypatch) -> None:
+    """Ten calls of four large pages of rare words: the store keeps the most recent pages within its limit and
+    no page over the page limit, and the index file grows by a small multiple of the limit (main: by all)."""
+    limit = 4 * 1024 * 1024  # four of these pages (each counts about 0.9 MB: its text three times, its terms)
+    monkeypatch.setenv("DEVKNOW_OFFLINE_STORE_MB", "4")
+    monkeypatch.setenv("DEVKNOW_OFFLINE_PAGE_MB", "0.5")
+    LocalIndex(default_index_path(), semantic=False).close()
+    baseline = default_index_path().stat().st_size  # the starter pack
+    calls = [[f"documents/evil.test/p{call}-{page}" for page in range(4)] for call in range(10)]
+    with (
+        ScriptedServer(modern_server(on_tools(_generous_upstream))) as server,
+        DevKnowClient(server.url, api_key="dk-store-key-0000", cache=False) as client,
+    ):
+        for names in calls:
+            assert len(client.get_documents(names)) == 4
+        assert len(client.get_documents(["documents/evil.test/huge"])) == 1  # shown, not kept
+    store = DocumentStore.open_default()
+    try:
+        kept = _kept(store)
+        assert "documents/evil.test/huge" not in kept
+        assert set(calls[-1]) <= set(kept) and not set(calls[0]) & set(kept)  # the least recently used went
+        assert 3 * sum(kept.values()) <= limit  # each page's text counts three times, and its term counts
+    finally:
+        store.close()
+    growth = default_index_path().stat().st_size - baseline
+    assert growth < 4 * limit, f"the index file grew by {growth:,} bytes"
+
+
+def test_a_page_fetched_again_counts_as_used_and_outlives_newer_ones(tmp_path: Path) -> None:
+    with LocalIndex(tmp_path / "probe.sqlite3", semantic=False) as probe:  # what one such page counts
+        DocumentStore(probe, max_bytes=2**40).add([{"name": "documents/x.test/probe", "content": _page_text("p")}])
+        (footprint,) = probe._db.execute("SELECT size FROM documents WHERE origin = 'fetched'").fetchone()
+    index = LocalIndex(tmp_path / "store.sqlite3", semantic=False)
+    store = DocumentStore(index, max_bytes=int(3.5 * footprint), max_page_bytes=PAGE_TEXT + 10_000)  # three pages
+    try:
+        for name in ("a", "b", "c"):
+            store.add([{"name": f"documents/x.test/{name}", "content": _page_text(name)}])
+        assert len(store) == 3
+        store.add([{"name": "documents/x.test/a", "content": _page_text("a")}])  # unchanged: used again
+        report = store.add([{"name": "documents/x.test/d", "content": _page_text("d")}])
+        assert report.removed == 1
+        assert store.names() == ["documents/x.test/a", "documents/x.test/c", "documents/x.test/d"]
+        assert store.search("w1")["results"] is not None and index.verify() == []
+        assert store.add([{"name": "documents/x.test/e", "content": _page_text("e") * 2}]).skipped
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("value", ["lots", "-1", "nan", "inf"])
+def test_a_store_limit_that_is_not_a_size_is_one_line(monkeypatch, capsys, value: str) -> None:
+    monkeypatch.setenv("DEVKNOW_OFFLINE_STORE_MB", value)
+    with pytest.raises(ConfigurationError, match="DEVKNOW_OFFLINE_STORE_MB must be a number of megabytes"):
+        DocumentStore.open_default()

@@ -3,7 +3,8 @@
 The index is built in layers, each its own module: :mod:`.database` (the SQLite file: tables,
 transactions, writes, deletes, meta and folders), :mod:`.ranker_cache` (the ranker built from the stored
 term counts, kept while nothing changed), :mod:`.indexing` (incremental, batched indexing runs over
-folders of Markdown and JSON Lines files, and documents fetched from elsewhere) and this facade, which
+folders of Markdown and JSON Lines files, and documents fetched from elsewhere), :mod:`.eviction` (documents
+of one origin kept within a size, least recently used first) and this facade, which
 adds the query side (``search``, ``get``, ``answer``) and importing knowledge packs.
 """
 
@@ -19,6 +20,7 @@ from ..errors import ConfigurationError
 from .answer import extractive_answer
 from .chunking import ChunkSizes
 from .database import MAX_DOC_ID, PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
+from .eviction import RecentUse
 from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, FolderIndexing, IndexReport
 from .query import fts_expression, query_terms
 from .ranker import RankSettings
@@ -30,7 +32,7 @@ __all__ = ["MAX_FILE_BYTES", "SCHEMA_VERSION", "IndexReport", "LocalIndex", "Ran
 COMMON_SHARE = 0.3
 
 
-class LocalIndex(FolderIndexing):
+class LocalIndex(FolderIndexing, RecentUse):
     """An SQLite index of Markdown documents, searched page by page (see :mod:`.ranker`).
 
     Args:
