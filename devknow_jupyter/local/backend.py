@@ -179,7 +179,7 @@ class LocalBackend:
         credits = _pack_attributions(self.index)  # read per call: `devknow pack add` may run meanwhile
         if not credits:
             return result
-        origins = self.index.origins(hit["parent"] for hit in result.get("results", []))
+        origins = self.index.credited_origins(hit["parent"] for hit in result.get("results", []))
         for hit in result.get("results", []):
             credit = credits.get(origins.get(hit["parent"], ""))
             if credit:
@@ -191,7 +191,7 @@ class LocalBackend:
         credits = _pack_attributions(self.index)
         if not credits:
             return result
-        origins = self.index.origins(doc["name"] for doc in result["documents"])
+        origins = self.index.credited_origins(doc["name"] for doc in result["documents"])
         for doc in result["documents"]:
             credit = credits.get(origins.get(doc["name"], ""))
             if credit:

@@ -4,7 +4,8 @@ The index is built in layers, each its own module: :mod:`.database` (the SQLite 
 transactions, writes, deletes, meta and folders), :mod:`.ranker_cache` (the ranker built from the stored
 term counts, kept while nothing changed), :mod:`.indexing` (incremental, batched indexing runs over
 folders of Markdown and JSON Lines files, and documents fetched from elsewhere), :mod:`.eviction` (documents
-of one origin kept within a size, least recently used first) and this facade, which
+of one origin kept within a size, least recently used first), :mod:`.credits` (the pack to credit for each
+page name) and this facade, which
 adds the query side (``search``, ``get``, ``answer``) and importing knowledge packs.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from ..errors import ConfigurationError
 from .answer import extractive_answer
 from .chunking import ChunkSizes
+from .credits import PackCredits
 from .database import MAX_DOC_ID, PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
 from .eviction import RecentUse
 from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, FolderIndexing, IndexReport
@@ -32,7 +34,7 @@ __all__ = ["MAX_FILE_BYTES", "SCHEMA_VERSION", "IndexReport", "LocalIndex", "Ran
 COMMON_SHARE = 0.3
 
 
-class LocalIndex(FolderIndexing, RecentUse):
+class LocalIndex(FolderIndexing, RecentUse, PackCredits):
     """An SQLite index of Markdown documents, searched page by page (see :mod:`.ranker`).
 
     Args:
@@ -86,9 +88,10 @@ class LocalIndex(FolderIndexing, RecentUse):
         says where pages come from, never the file (documents of any other origin are not copied).
         ``replacing``: origins whose documents go first (the older copy of the same pack); ``meta``: values
         written with the pages (:meth:`set_meta`). A name this index already has keeps this index's document
-        (reported as skipped), except documents fetched from the live service, which the imported version
-        replaces. The caller checks the file first (:func:`~devknow_jupyter.packs.read_manifest`). One
-        transaction: on any failure this index is as it was.
+        (reported as skipped, naming the kept copy's origin), except documents fetched from the live service,
+        which the imported version replaces; either way the name is credited to the pack
+        (:meth:`credited_origins`), so its licence line follows its pages. The caller checks the file first
+        (:func:`~devknow_jupyter.packs.read_manifest`). One transaction: on any failure this index is as it was.
         """
         started = time.perf_counter()
         report = IndexReport()
@@ -98,10 +101,13 @@ class LocalIndex(FolderIndexing, RecentUse):
             db.execute("ATTACH DATABASE ? AS pack", (str(path),))
             try:
                 with self._transaction():
+                    replacing = list(replacing)
                     for origin in replacing:
                         for (doc_id,) in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,)).fetchall():
                             self._delete(doc_id)
+                    self._drop_credits(replacing)
                     self._copy_attached(report, origins)
+                    self._record_credits(origins)
                     for key, value in (meta or {}).items():
                         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"user:{key}", value))
             finally:
@@ -117,8 +123,10 @@ class LocalIndex(FolderIndexing, RecentUse):
             "SELECT m.id FROM main.documents m JOIN pack.documents p ON p.name = m.name WHERE m.origin = 'fetched'"
         ).fetchall():
             self._delete(doc_id)
-        for (name,) in db.execute("SELECT p.name FROM pack.documents p JOIN main.documents m ON m.name = p.name"):
-            report.skipped.append((name, "this index has a document of that name already; it is kept"))
+        for name, owner in db.execute(
+            "SELECT p.name, m.origin FROM pack.documents p JOIN main.documents m ON m.name = p.name"
+        ):
+            report.skipped.append((name, f"this index has a document of that name already ({owner}); it is kept"))
         offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
         highest = db.execute("SELECT coalesce(max(id), 0) FROM pack.documents").fetchone()[0]
         if not isinstance(highest, int) or offset + highest > MAX_DOC_ID:

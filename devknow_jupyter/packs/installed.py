@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,17 @@ INSTALLED_KEY = "installed_packs"
 
 @dataclass
 class AddReport:
-    """What :func:`add` did: the pack's name, pages copied, names kept from the index, seconds taken."""
+    """What :func:`add` did: the pack's name, pages copied, names kept from the index, seconds taken.
+
+    ``kept``: of the names kept, how many per copy kept (``"file"``: the user's indexed files, which always
+    win; ``"pack NAME"``: a pack installed before). The pack's licence line is shown on those pages too."""
 
     name: str
     pages: int
     skipped: int
     seconds: float
     replaced: bool = False
+    kept: dict[str, int] = field(default_factory=dict)
 
 
 def _default_index() -> LocalIndex:
@@ -89,10 +93,21 @@ def add(path: str | os.PathLike[str], *, index: LocalIndex | None = None) -> Add
             meta={INSTALLED_KEY: json.dumps(packs, sort_keys=True)},
         )
         _forget_cached_results()
+        kept = _kept_copies(index, [skipped for skipped, _ in report.skipped])
     finally:
         if own:
             index.close()
-    return AddReport(name, report.added, len(report.skipped), time.perf_counter() - started, previous is not None)
+    seconds = time.perf_counter() - started
+    return AddReport(name, report.added, len(report.skipped), seconds, previous is not None, kept)
+
+
+def _kept_copies(index: LocalIndex, names: list[str]) -> dict[str, int]:
+    """How many of ``names`` the index keeps from the user's files (``"file"``) and from each other pack."""
+    kept: dict[str, int] = {}
+    for origin in index.origins(names).values():
+        key = "pack " + origin.removeprefix("pack:").split("/", 1)[0] if origin.startswith("pack:") else origin
+        kept[key] = kept.get(key, 0) + 1
+    return kept
 
 
 def installed(*, index: LocalIndex | None = None) -> list[dict[str, Any]]:
@@ -137,6 +152,7 @@ def _origins(manifest: dict[str, Any]) -> list[str]:
 
 def _remove_pages(index: LocalIndex, manifest: dict[str, Any]) -> int:
     _forget_cached_results()
+    index.forget_credits(_origins(manifest))
     return sum(index.remove_documents(origin) for origin in _origins(manifest))
 
 
