@@ -173,6 +173,32 @@ def test_a_page_id_near_2_63_is_refused_and_every_later_command_works(good: Path
     assert cli.main(["pack", "remove", "good"]) == 0
 
 
+def test_an_index_poisoned_by_an_older_version_drops_the_unnumberable_page_and_works(
+    good: Path, tmp_path: Path, capsys
+) -> None:
+    """Main imported such a page; then every write overflowed (OverflowError), `pack remove` included."""
+    db = sqlite3.connect(default_index_path())
+    db.execute(
+        "INSERT INTO documents (id, name, uri, title, description, content, origin, sha256, indexed)"
+        " VALUES (?, ?, 'https://evil.test/glaze', 'Glaze', '', 'Glazes mix silica.', 'pack:good/good-src', '', 0)",
+        (_HUGE_ID, EVIL_PAGE),
+    )
+    db.execute(
+        "INSERT INTO chunks (id, doc_id, seq, breadcrumb, title, headings, body) VALUES (1, ?, 0, 'G', 'G', '', 'x')",
+        (_HUGE_ID,),
+    )
+    db.commit()
+    db.close()
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "mine.md").write_text("# Mine\n\nMy own notes on glazes.\n", encoding="utf-8")
+    assert cli.main(["index", str(notes)]) == 0
+    assert cli.main(["--endpoint", "local", "search", "my own notes on glazes"]) == 0
+    assert "documents/local/mine" in capsys.readouterr().out
+    _still_works(capsys, _state())
+    assert cli.main(["pack", "remove", "good"]) == 0
+
+
 def test_pages_that_carry_another_origin_are_refused(good: Path, evil: Path, capsys) -> None:
     """Rows posing as the user's own files (origin ``file``) would survive `pack remove`."""
     before = _state()

@@ -189,6 +189,8 @@ class PageDatabase:
             version = row[0] if row else None
         if version == SCHEMA_VERSION:
             self._add_page_dates()
+            if not self.read_only:
+                _drop_unnumberable(db)
             return
         with self._transaction():
             if version is not None:  # an older layout: rebuild (folders are kept and reindex on next run)
@@ -498,6 +500,33 @@ class PageDatabase:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _drop_unnumberable(db: sqlite3.Connection) -> None:
+    """Remove the pages whose id leaves no room for passage ids (imported by an older version from a hostile
+    pack): every later write overflowed. Their passages are found by page, as their ids may have wrapped."""
+    try:
+        ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE id > ?", (MAX_DOC_ID,))]
+    except sqlite3.DatabaseError:
+        return  # a damaged table: the first read that needs it says so, in one line
+    if not ids:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for doc_id in ids:
+            db.execute(
+                "INSERT INTO chunks_fts (chunks_fts, rowid, title, headings, body)"
+                " SELECT 'delete', id, title, headings, body FROM chunks WHERE doc_id = ?",
+                (doc_id,),
+            )
+            for table in ("chunks", "page_terms", "page_vectors"):
+                db.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
+            db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 @functools.lru_cache(maxsize=1)
