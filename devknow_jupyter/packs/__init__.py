@@ -4,6 +4,7 @@
 - :mod:`.cleanup`: the clean-up steps, notebooks and HTML pages to Markdown.
 - :mod:`.extract`: a recipe's repository fetched (shallow git clone at the commit) and read into documents.
 - :mod:`.pack`: the pack file (an index in the LocalIndex schema plus a manifest): :func:`build`, checks.
+- :mod:`.checks`: what a pack from a stranger must pass before its rows are read (tables, rows, manifest).
 - :mod:`.installed`: :func:`add`, :func:`installed` (``devknow pack list``) and :func:`remove` on the default index.
 
 ``DevKnowClient("local:FILE.pack")`` opens one pack directly; ``devknow serve --pack FILE`` serves packs.
