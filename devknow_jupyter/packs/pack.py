@@ -22,7 +22,6 @@ from typing import Any, TextIO
 from .._version import __version__
 from ..errors import ConfigurationError
 from ..local.index import SCHEMA_VERSION, LocalIndex
-from . import checks
 from .extract import candidates, checkout, documents
 from .recipe import RECIPES_DIR, Recipe, load_recipe
 
@@ -244,6 +243,8 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     schema's columns, a manifest of another shape, ids out of range, pages of an origin the manifest does not
     list.
     """
+    from . import checks
+
     path = Path(path).expanduser()
     shown = path.name
     try:
@@ -270,6 +271,8 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _checked_manifest(db: sqlite3.Connection, shown: str) -> dict[str, Any]:
     """The manifest of the pack open as ``db``: its tables checked before any row is read, then its meta,
     its integrity, its manifest and its rows."""
+    from . import checks
+
     if db.execute("SELECT type FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
         raise PackError(f"{shown} is not a devknow pack (it has no meta table).")
     checks.check_tables(db)
