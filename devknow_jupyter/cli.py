@@ -538,11 +538,7 @@ def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
     if args.pack_command == "build":
         return _pack_build(args, out, text)
     if args.pack_command == "add":
-        added = packs.add(args.file)
-        verb = "Replaced" if added.replaced else "Added"
-        text.write(f"{verb} the pack {added.name}: {added.pages} pages in {added.seconds:.1f} s\n")
-        if added.skipped:
-            text.write(f"  {added.skipped} pages kept from the index (same names)\n")
+        _print_added(packs.add(args.file), text)
         return 0
     if args.pack_command == "remove":
         removed = packs.remove(args.name)
@@ -560,6 +556,21 @@ def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
         for source in manifest["sources"]:
             text.write(f"  {source['name']}: {source['pages']} pages, {source['license']}, {source['commit'][:12]}\n")
     return 0
+
+
+def _print_added(added: Any, text: TerminalWriter) -> None:
+    """What `pack add` did: pages added, and for names the index had already, which copy is kept and why."""
+    verb = "Replaced" if added.replaced else "Added"
+    text.write(f"{verb} the pack {added.name}: {added.pages} pages in {added.seconds:.1f} s\n")
+    for copy, count in sorted(added.kept.items()):
+        # The pack's licence line is shown on these pages whichever copy is kept.
+        if copy == "file":
+            text.write(
+                f"  {count} of its pages are in the index from your indexed folders (same names): your files'"
+                " copies are kept (your own files always win); the pack's licence line is shown on them\n"
+            )
+        else:
+            text.write(f"  {count} of its pages are kept from the {copy}, installed earlier (same names)\n")
 
 
 _COMMANDS = {

@@ -36,6 +36,7 @@ __all__ = [
     "open_pack",
     "origin_of",
     "read_manifest",
+    "source_origins",
 ]
 
 #: The pack format this version writes and the newest it reads.
@@ -290,7 +291,12 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The manifest of the pack at ``path``, after checking it can be used.
 
     Raises :class:`PackError` (one line) when the file is missing, not a pack, damaged, or of a newer format.
+    Damage includes what a hostile file could hold (see :mod:`.checks`): views or triggers, tables without the
+    schema's columns, a manifest of another shape, ids out of range, pages of an origin the manifest does not
+    list.
     """
+    from . import checks
+
     path = Path(path).expanduser()
     shown = path.name
     try:
@@ -305,33 +311,55 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     except sqlite3.Error as exc:
         raise PackError(f"{shown} cannot be opened: {exc}") from None
     try:
-        keys = "('schema', 'user:pack_format', 'user:pack_manifest')"
-        meta = dict(db.execute(f"SELECT key, value FROM meta WHERE key IN {keys}"))
-        version = meta.get("user:pack_format")
-        if version is None:
-            raise PackError(f"{shown} is a devknow index, not a pack.", hint="Make packs with `devknow pack build`.")
-        if not version.isdigit() or int(version) > PACK_FORMAT:
-            raise PackError(
-                f"{shown} was built by a newer devknow (pack format {version}; this one reads {PACK_FORMAT}).",
-                hint="Upgrade devknow-jupyter, or rebuild the pack with this version.",
-            )
-        if meta.get("schema") != SCHEMA_VERSION:
-            raise PackError(f"{shown} holds index schema {meta.get('schema')}, this version reads {SCHEMA_VERSION}.")
-        problems = [row[0] for row in db.execute("PRAGMA quick_check") if row[0] != "ok"]
-        if problems:
-            # SQLite's report runs over many lines; its first line says enough.
-            first = problems[0].strip().splitlines()[0] if problems[0].strip() else "integrity check failed"
-            raise PackError(f"{shown} is damaged: {first}", hint="Build or download it again.")
-        manifest = json.loads(meta.get("user:pack_manifest") or "{}")
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("sources"), list):
-            raise PackError(f"{shown} is damaged: its manifest is unreadable.")
+        return _checked_manifest(db, shown)
     except sqlite3.DatabaseError as exc:
         raise PackError(f"{shown} is damaged ({exc}).", hint="Build or download it again.") from None
-    except ValueError:
-        raise PackError(f"{shown} is damaged: its manifest is not JSON.") from None
+    except checks.Damaged as exc:
+        raise PackError(f"{shown} is damaged: {exc.message}.", hint="Build or download it again.") from None
     finally:
         db.close()
+
+
+def _checked_manifest(db: sqlite3.Connection, shown: str) -> dict[str, Any]:
+    """The manifest of the pack open as ``db``: its tables checked before any row is read, then its meta,
+    its integrity, its manifest and its rows."""
+    from . import checks
+
+    if db.execute("SELECT type FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+        raise PackError(f"{shown} is not a devknow pack (it has no meta table).")
+    checks.check_tables(db)
+    keys = "('schema', 'user:pack_format', 'user:pack_manifest')"
+    meta = dict(db.execute(f"SELECT key, value FROM meta WHERE key IN {keys}"))
+    version = meta.get("user:pack_format")
+    if version is None:
+        raise PackError(f"{shown} is a devknow index, not a pack.", hint="Make packs with `devknow pack build`.")
+    if not isinstance(version, str) or not version.isdigit() or int(version) > PACK_FORMAT:
+        raise PackError(
+            f"{shown} was built by a newer devknow (pack format {str(version)[:20]}; this one reads {PACK_FORMAT}).",
+            hint="Upgrade devknow-jupyter, or rebuild the pack with this version.",
+        )
+    if meta.get("schema") != SCHEMA_VERSION:
+        raise PackError(f"{shown} holds index schema {meta.get('schema')}, this version reads {SCHEMA_VERSION}.")
+    problems = [row[0] for row in db.execute("PRAGMA quick_check") if row[0] != "ok"]
+    if problems:
+        # SQLite's report runs over many lines; its first line says enough.
+        first = problems[0].strip().splitlines()[0] if problems[0].strip() else "integrity check failed"
+        raise PackError(f"{shown} is damaged: {first}", hint="Build or download it again.")
+    text = meta.get("user:pack_manifest")
+    if not isinstance(text, str) or len(text) > checks.MAX_MANIFEST_BYTES:
+        raise checks.Damaged("its manifest is missing or too long")
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError):
+        raise checks.Damaged("its manifest is not JSON") from None
+    checks.check_manifest(manifest, pack_format=int(version))
+    checks.check_rows(db, set(source_origins(manifest)))
     return manifest
+
+
+def source_origins(manifest: dict[str, Any]) -> dict[str, str]:
+    """The origin of each source's pages in a pack with this (checked) manifest, by source name."""
+    return {origin_of(manifest["name"], source["name"]): source["name"] for source in manifest["sources"]}
 
 
 def open_pack(path: str | os.PathLike[str]) -> tuple[LocalIndex, dict[str, Any]]:
