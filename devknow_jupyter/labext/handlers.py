@@ -34,6 +34,7 @@ from ..errors import (
     redact,
 )
 from ..render.style import CSS
+from .body import read_json_object
 from .views import html_for
 
 __all__ = ["DevKnowServer", "setup_handlers"]
@@ -139,13 +140,15 @@ class _DevKnowHandler(APIHandler):
         self.reply({"error": {"type": kind, "message": message, "hint": hint}})
 
     def json_body(self) -> dict[str, Any]:
+        """The request's JSON object, checked (size, depth, valid Unicode): else a 400."""
+        return read_json_object(self.request.body)
+
+    def decode_argument(self, value: bytes, name: str | None = None) -> str:
+        """Query arguments that are not UTF-8 are a 400 in our error shape, not tornado's HTML one."""
         try:
-            data = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise ConfigurationError("The request body is not JSON.") from None
-        if not isinstance(data, dict):
-            raise ConfigurationError("The request body must be a JSON object.")
-        return data
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigurationError(f"The {name or 'request'} argument is not valid UTF-8.") from None
 
 
 def _hit_dicts(results: Any) -> dict[str, Any]:
