@@ -1,17 +1,24 @@
-"""Security gallery of the Jupyter server extension (issue 21, item 8), through a real Jupyter server.
+"""Security gallery of the Jupyter server extension (issue 21, items 8 and 9), through a real Jupyter server.
 
 Bad input is one 400 in the usual ``{"error": {type, message, hint}}`` shape, never a 500: a lone surrogate
-in a name or a question, a 100,000-deep JSON body, a huge body, query text that is not UTF-8.
+in a name or a question, a 100,000-deep JSON body, a huge body, query text that is not UTF-8. Against a slow
+loopback service, status never waits behind the slow calls, excess work is refused at once with 503 (and a
+``Retry-After``), and no request outlives ``c.DevKnowServer.timeout`` by its time in the queue.
 """
 
 from __future__ import annotations
 
 import json
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import stop_process
+from tests.conftest import start_sdk_server, stop_process
 from tests.test_labext import JupyterServer, start_jupyter_server
 
 DEEP = 100_000
@@ -71,3 +78,63 @@ def test_a_huge_body_is_400(local_server: JupyterServer) -> None:
 @pytest.mark.parametrize("query", ["%ED%A0%80", "%FF%FE", "key%C0"])
 def test_query_text_that_is_not_utf8_is_400(local_server: JupyterServer, query: str) -> None:
     assert_400(local_server, "GET", f"search?query={query}")
+
+
+# -- a slow service: status apart, bounded waiting, deadlines that count the queue ---------------------------
+
+DELAY, TIMEOUT, WORKERS, WAITING, FLOOD = 3.0, 5.0, 2, 4, 20
+
+
+def _timed_search(server: JupyterServer, number: int) -> tuple[int, dict, float, str | None]:
+    """One search of its own (no cache hit): status, reply, seconds taken and the Retry-After header."""
+    request = urllib.request.Request(f"{server.base}/devknow/api/search?query=bucket+{number}&n=5")
+    request.add_header("Authorization", f"token {server.token}")
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            status, text, retry = response.status, response.read().decode(), None
+    except urllib.error.HTTPError as exc:
+        status, text, retry = exc.code, exc.read().decode(), exc.headers.get("Retry-After")
+    return status, json.loads(text), time.monotonic() - started, retry
+
+
+def test_a_slow_service_never_stalls_status_and_excess_work_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "sdk").mkdir()
+    mcp = start_sdk_server(tmp_path / "sdk", "--delay", str(DELAY), "--delay-only", "search_documents")
+    config = {"endpoint": mcp.url, "timeout": TIMEOUT, "workers": WORKERS, "max_waiting": WAITING}
+    server = start_jupyter_server(tmp_path / "lab", config={"DevKnowServer": config})
+    try:
+        with ThreadPoolExecutor(FLOOD) as pool:
+            searches = [pool.submit(_timed_search, server, number) for number in range(FLOOD)]
+            time.sleep(0.5)  # every search has arrived; the service holds the first ones for DELAY seconds
+            status_times = []
+            for _ in range(10):
+                started = time.monotonic()
+                status, reply, _ = server.call("GET", "status")
+                status_times.append(time.monotonic() - started)
+                assert status == 200 and reply["backend"] == "remote", reply
+                time.sleep(0.1)
+            outcomes = [search.result() for search in searches]
+        assert max(status_times) < 1.0, status_times  # never behind the slow calls (main: ~DELAY s)
+
+        refused = [outcome for outcome in outcomes if outcome[0] == 503]
+        admitted = [outcome for outcome in outcomes if outcome[0] != 503]
+        assert len(admitted) >= WORKERS + WAITING and len(refused) >= FLOOD - 2 * (WORKERS + WAITING), outcomes
+        for _, reply, seconds, retry in refused:  # refused at once, with a hint and when to come back
+            assert reply["error"]["type"] == "ServerBusy" and reply["error"]["hint"], reply
+            assert seconds < 2.0 and retry and int(retry) > 0
+        answered = [outcome for outcome in admitted if outcome[0] == 200]
+        assert answered and all(seconds >= DELAY * 0.9 for _, _, seconds, _ in answered)  # the service was slow
+        for status, reply, seconds, _ in admitted:  # the deadline counts the time waiting for a worker
+            assert status in (200, 504), reply
+            assert seconds < TIMEOUT + 1.5, (status, seconds, reply)
+        timed_out = [reply["error"] for status, reply, _, _ in admitted if status == 504]
+        assert timed_out and all(error["type"] == "RequestTimeout" for error in timed_out)
+        assert any("waiting for a free worker" in error["message"] for error in timed_out), timed_out
+
+        time.sleep(DELAY)  # the calls abandoned at their deadline finish; the lanes are free again
+        status, reply, seconds, _ = _timed_search(server, 999)
+        assert status == 200 and reply["kind"] == "search", reply
+    finally:
+        stop_process(server.proc)
+        mcp.stop()
