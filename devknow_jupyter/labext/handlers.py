@@ -175,7 +175,7 @@ class _DevKnowHandler(APIHandler):
 
 
 class SearchHandler(_DevKnowHandler):
-    """``GET devknow/api/search?query=&source=&n=``: hits for a query, optionally from one site."""
+    """``GET devknow/api/search?query=&source=&n=``: up to n hits for a query, optionally from one site."""
 
     @tornado.web.authenticated
     @_replying
@@ -195,9 +195,9 @@ class SearchHandler(_DevKnowHandler):
 
 
 def _search_json(client: Any, query: str, source: str | None, n: int) -> str:
-    """One search, its first ``n`` hits as JSON."""
-    results = client.search_documents(query, source=source)
-    return json.dumps({**search_reply(results[:n]), "source": source})  # hit HTML is small: rendered here
+    """One search of ``n`` hits (the backend's page size allowing; cut here where the server has none), as JSON."""
+    results = client.search_documents(query, source=source, page_size=n)
+    return json.dumps({**search_reply(results), "source": source})  # hit HTML is small: rendered here
 
 
 class DocumentsHandler(_DevKnowHandler):
