@@ -3,12 +3,15 @@
 Bad input is one 400 in the usual ``{"error": {type, message, hint}}`` shape, never a 500: a lone surrogate
 in a name or a question, a 100,000-deep JSON body, a huge body, query text that is not UTF-8. Against a slow
 loopback service, status never waits behind the slow calls, excess work is refused at once with 503 (and a
-``Retry-After``), and no request outlives ``c.DevKnowServer.timeout`` by its time in the queue.
+``Retry-After``), and no request outlives ``c.DevKnowServer.timeout`` by its time in the queue. A page-render
+worker process killed (out of memory, by hand) costs at most the page it was rendering.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +23,7 @@ import pytest
 
 from tests.conftest import start_sdk_server, stop_process
 from tests.test_labext import JupyterServer, start_jupyter_server
+from tests.test_labext_responsive import big_pages
 
 DEEP = 100_000
 
@@ -135,6 +139,56 @@ def test_a_slow_service_never_stalls_status_and_excess_work_is_refused(tmp_path:
         time.sleep(DELAY)  # the calls abandoned at their deadline finish; the lanes are free again
         status, reply, seconds, _ = _timed_search(server, 999)
         assert status == 200 and reply["kind"] == "search", reply
+    finally:
+        stop_process(server.proc)
+        mcp.stop()
+
+
+# -- a render worker process killed (out of memory, by hand) ---------------------------------------------------
+
+
+def render_workers(server: JupyterServer) -> list[int]:
+    """The PIDs of the server's page-render worker processes (its spawned multiprocessing children)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if parent == server.proc.pid and b"spawn_main" in command:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="finds the worker processes through Linux's /proc")
+def test_a_killed_render_worker_costs_at_most_the_page_it_was_rendering(tmp_path: Path) -> None:
+    big = big_pages(tmp_path / "big")[0]
+    (tmp_path / "sdk").mkdir()
+    mcp = start_sdk_server(tmp_path / "sdk", "--fetch-only", str(tmp_path / "big"))
+    server = start_jupyter_server(tmp_path / "lab", config={"DevKnowServer": {"endpoint": mcp.url, "timeout": 120}})
+    small = {"names": ["documents/docs.example.dev/keys/restrict"]}
+    try:
+        assert server.call("POST", "documents", small)[0] == 200
+        workers = render_workers(server)
+        assert len(workers) == 1, workers  # pages render in a worker process, not on the server's loop
+        os.kill(workers[0], signal.SIGKILL)  # idle: the next page gets a new worker, and no error
+        time.sleep(1.0)
+        status, reply, _ = server.call("POST", "documents", small)
+        assert status == 200 and reply["documents"][0]["html"], reply
+        assert render_workers(server) and render_workers(server) != workers
+
+        with ThreadPoolExecutor(1) as pool:  # killed mid-page: that page is one 503, the next one renders
+            rendering = pool.submit(server.call, "POST", "documents", {"names": [big]})
+            time.sleep(1.5)
+            assert not rendering.done(), rendering.result()[2][:200]
+            for pid in render_workers(server):
+                os.kill(pid, signal.SIGKILL)
+            status, reply, _ = rendering.result()
+        assert status == 503 and reply["error"]["type"] == "ServerBusy", reply
+        assert "stopped" in reply["error"]["message"] and reply["error"]["hint"]
+        status, reply, _ = server.call("POST", "documents", {"names": [big]})
+        assert status == 200 and len(reply["documents"][0]["html"]) > 1_000_000
     finally:
         stop_process(server.proc)
         mcp.stop()

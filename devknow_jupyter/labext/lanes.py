@@ -91,10 +91,11 @@ class Lane:
             self._held += 1
         queued, executor = time.monotonic(), self._executor
         try:
-            future = executor.submit(_before_deadline, deadline.end, call, args, kwargs)
-        except BrokenExecutor:
-            self._release()
-            raise self._lost(executor) from None
+            try:
+                future = executor.submit(_before_deadline, deadline.end, call, args, kwargs)
+            except BrokenExecutor:  # a worker process died since the last job: this one never ran, so try anew
+                executor = self._replace(executor)
+                future = executor.submit(_before_deadline, deadline.end, call, args, kwargs)
         except BaseException:
             self._release()
             raise
@@ -118,12 +119,18 @@ class Lane:
             return ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_lower_priority)
         return ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=f"devknow-{self.name}")
 
-    def _lost(self, broken: Executor) -> ServerBusy:
-        """A worker process of ``broken`` died (killed, out of memory): new ones start for the next job."""
+    def _replace(self, broken: Executor) -> Executor:
+        """The executor to use instead of ``broken``, one of whose worker processes died (killed, out of memory)."""
         with self._lock:
             if self._executor is broken:  # not replaced already by another request that saw it break
                 self._executor = self._new_executor()
+            executor = self._executor
         broken.shutdown(wait=False, cancel_futures=True)
+        return executor
+
+    def _lost(self, broken: Executor) -> ServerBusy:
+        """The error for a job whose worker process died while it ran; new workers start for the next job."""
+        self._replace(broken)
         return ServerBusy(
             f"A {self.name} worker stopped before it finished.", hint="Try again: a new worker starts for it."
         )
