@@ -55,11 +55,7 @@ class DevKnowServer(LoggingConfigurable):
         help="MCP server URL, or 'local' for the offline index. Default: DEVKNOW_ENDPOINT, else Google's "
         "service when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index.",
     )
-    timeout = Float(
-        30.0,
-        config=True,
-        help="Seconds a request may take, time waiting for a free worker included (a 504 after that).",
-    )
+    timeout = Float(30.0, config=True, help="Seconds to wait for the service's reply.")
     max_hits = Integer(50, config=True, help="Most hits one search request may ask for (its n).")
     offline_store = Bool(True, config=True, help="Keep fetched pages on disk, searchable offline.")
     workers = Integer(8, config=True, help="Threads calling the documentation service (search, pages, answers).")
