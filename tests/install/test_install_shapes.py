@@ -2,112 +2,66 @@
 ``[rest]``, ``[server]``, ``[semantic]``, ``[lab]``) and the sdist once, with no Node on PATH; in each, what the
 shape promises, run with that virtualenv's own Python and commands.
 
-The base shape is installed with plain pip, as a user would; the others with uv, whose cache (like pip's) is
-shared across shapes and runs, so the heavy shared dependencies are downloaded once. All shapes install at once
-(threads running the installers), then each one's checks run. Servers the shapes talk to run from this
-environment: the MCP test server, the REST look-alike (tests/servers/). Wall time per shape: ``timings``.
+The base shape is installed with plain pip, by the README's own command for a built wheel; the others with uv,
+whose cache is shared across shapes and runs, so the heavy shared dependencies are downloaded once. All shapes
+install at once (threads running the installers), then each one's checks run. Servers the shapes talk to run
+from this environment: the MCP test server, the REST look-alike (tests/servers/). The seconds each shape took
+are printed at the end (``-s``) and written to install-shapes-seconds.json in the run's temporary folder.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURE_DOCS, RunningServer, free_port, stop_process, wait_for_port
 from tests.install.conftest import BuiltDists
+from tests.install.venvs import UV, Venv, readme_install_commands
 from tests.servers.rest_server import RestServer
 
 pytestmark = pytest.mark.timeout(900)  # a first run on a machine downloads every shape's packages
 
-PROBE = Path(__file__).with_name("probe.py")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 NPM_NAME = "devknow-jupyter"
 #: shape → the extras it installs (``sdist``: the source distribution, no extras).
 SHAPES = {"base": "", "rest": "rest", "server": "server", "semantic": "semantic", "lab": "lab", "sdist": ""}
 
 
-@dataclass
-class Shape:
-    """One fresh virtualenv with the package installed, and how to run things in it."""
-
-    name: str
-    folder: Path
-    env: dict[str, str]
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def bin(self) -> Path:
-        return self.folder / "venv" / "bin"
-
-    def run(self, *args: str | Path, timeout: float = 180, check: bool = True) -> subprocess.CompletedProcess:
-        """``args`` (a command of this venv's bin when not a path) with its environment, away from the checkout."""
-        command = [str(self.bin / args[0]) if isinstance(args[0], str) else str(args[0]), *map(str, args[1:])]
-        result = subprocess.run(command, capture_output=True, text=True, env=self.env, cwd=self.folder,
-                                timeout=timeout)
-        if check:
-            assert result.returncode == 0, f"{command}:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
-        return result
-
-    def probe(self, step: str, *args: str | Path) -> dict:
-        """A step of probe.py, run with this venv's Python: its JSON report."""
-        return json.loads(self.run("python", PROBE, step, *args).stdout.splitlines()[-1])
+def wheel_command() -> str:
+    """The README's line that installs a built wheel from ``dist/``: the base shape runs it as it is."""
+    (line,) = [line for line in readme_install_commands() if "dist/" in line]
+    return line
 
 
-def _clean_env(folder: Path, venv_bin: Path, *, node: bool) -> dict[str, str]:
-    # As a user's shell has it: none of this checkout's PYTHONPATH or venv; the installers' caches kept (HOME).
-    path = [str(venv_bin)] + (["/usr/local/bin", "/usr/bin", "/bin"] if node else [])
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    env.update({
-        "PATH": os.pathsep.join(path),
-        "DEVKNOW_CACHE_DIR": str(folder / "devknow-cache"),
-        "IPYTHONDIR": str(folder / "ipython"),
-        "JUPYTER_CONFIG_DIR": str(folder / "jupyter-config"),
-        "JUPYTER_DATA_DIR": str(folder / "jupyter-data"),
-        "JUPYTER_PLATFORM_DIRS": "1",
-    })
-    env.pop("DEVKNOW_SEMANTIC", None)  # as users have it: semantic ranking on where the extra is installed
-    return env
-
-
-def _install(name: str, dists: BuiltDists, root: Path) -> Shape:
-    folder = root / name
-    folder.mkdir()
-    venv = folder / "venv"
+def _install(name: str, dists: BuiltDists, root: Path) -> Venv:
     started = time.monotonic()
-    uv = [sys.executable, "-m", "uv"]
-    quiet = {"capture_output": True, "text": True, "timeout": 800}
     # The sdist is built by the installer with no Node on PATH: the prebuilt panel in it must do.
-    shape = Shape(name, folder, _clean_env(folder, venv / "bin", node=name != "sdist"))
-    if name == "base":  # plain pip, as the README says
-        steps = [[sys.executable, "-m", "venv", str(venv)],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                  str(dists.wheel)]]
+    shape = Venv(name, root / name, node=name != "sdist")
+    if name == "base":  # plain pip, as users do: the README's own command, in a folder with the wheel in dist/
+        shape.create(pip=True)
+        (shape.folder / "dist").mkdir()
+        shutil.copy2(dists.wheel, shape.folder / "dist")
+        shape.shell(wheel_command())
     else:
-        target = dists.sdist if name == "sdist" else f"{NPM_NAME} @ {dists.wheel.as_uri()}"
+        shape.create(pip=False)
+        target = str(dists.sdist) if name == "sdist" else f"{NPM_NAME} @ {dists.wheel.as_uri()}"
         if SHAPES[name]:
             target = f"{NPM_NAME}[{SHAPES[name]}] @ {dists.wheel.as_uri()}"
-        steps = [[*uv, "venv", "-q", "--python", sys.executable, str(venv)],
-                 [*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(target)]]
-    for step in steps:
-        done = subprocess.run(step, env=shape.env, cwd=folder, **quiet)
-        assert done.returncode == 0, f"{name}: {step}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    shape.seconds["install"] = round(time.monotonic() - started, 1)
+        shape.run(*UV, "pip", "install", "-q", "--python", shape.bin / "python", target)
+    shape.timed("install", started)
     return shape
 
 
 @pytest.fixture(scope="module")
-def shapes(built_dists: BuiltDists, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Shape]]:
+def shapes(built_dists: BuiltDists, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Venv]]:
     """Every shape installed, all at once. The virtualenvs stay for pytest's temporary-folder retention to remove
     (uv's are mostly hard links into its cache; deleting them here took 40 s)."""
     root = tmp_path_factory.mktemp("shapes")
@@ -120,12 +74,8 @@ def shapes(built_dists: BuiltDists, tmp_path_factory: pytest.TempPathFactory) ->
     print(f"\ninstall shapes, seconds: {json.dumps(report)}")
 
 
-def timed(shape: Shape, what: str, started: float) -> None:
-    shape.seconds[what] = round(time.monotonic() - started, 1)
-
-
 @pytest.mark.parametrize("name", list(SHAPES))
-def test_each_shape_imports_from_its_venv_and_has_only_its_extras(shapes: dict[str, Shape], name: str) -> None:
+def test_each_shape_imports_from_its_venv_and_has_only_its_extras(shapes: dict[str, Venv], name: str) -> None:
     shape = shapes[name]
     seen = shape.probe("imports")
     assert seen["package"].startswith(str(shape.folder / "venv")), seen["package"]  # the wheel's, not a checkout's
@@ -134,7 +84,7 @@ def test_each_shape_imports_from_its_venv_and_has_only_its_extras(shapes: dict[s
     assert seen["extras_imported"] == []  # importing the client, the magics and the CLI loads none of them
 
 
-def test_base_python_api_cli_and_magics(shapes: dict[str, Shape], sdk_server: RunningServer,
+def test_base_python_api_cli_and_magics(shapes: dict[str, Venv], sdk_server: RunningServer,
                                         closed_port_url: str) -> None:
     shape, started = shapes["base"], time.monotonic()
     seen = shape.probe("api", sdk_server.url, closed_port_url)
@@ -151,10 +101,10 @@ def test_base_python_api_cli_and_magics(shapes: dict[str, Shape], sdk_server: Ru
     serve = shape.run("devknow", "serve", "--port", str(free_port()), check=False)
     assert serve.returncode != 0 and "Traceback" not in serve.stderr
     assert serve.stderr.splitlines()[0].endswith("pip install 'devknow-jupyter[server]'")
-    timed(shape, "checks", started)
+    shape.timed("checks", started)
 
 
-def test_rest_shape_calls_the_loopback_rest_server(shapes: dict[str, Shape]) -> None:
+def test_rest_shape_calls_the_loopback_rest_server(shapes: dict[str, Venv]) -> None:
     shape, started = shapes["rest"], time.monotonic()
     with RestServer() as server:
         seen = shape.probe("rest", server.url, server.api_key)
@@ -162,10 +112,10 @@ def test_rest_shape_calls_the_loopback_rest_server(shapes: dict[str, Shape]) -> 
     assert seen["protocol"] == "rest" and seen["get"] and seen["answer"]
     assert len(seen["search"]) == 2 and all("/docs.cloud.google.com/" in name for name in seen["search"])
     assert any("searchDocumentChunks" in path for path in calls) and any("answerQuery" in path for path in calls)
-    timed(shape, "checks", started)
+    shape.timed("checks", started)
 
 
-def test_server_shape_serves_to_the_official_sdk_client(shapes: dict[str, Shape]) -> None:
+def test_server_shape_serves_to_the_official_sdk_client(shapes: dict[str, Venv]) -> None:
     from mcp import Client
 
     from tests.test_serve import with_sdk_client
@@ -190,18 +140,18 @@ def test_server_shape_serves_to_the_official_sdk_client(shapes: dict[str, Shape]
         stop_process(proc)
     assert seen["tools"] == ["search_documents", "get_documents", "answer_query"]
     assert seen["hits"][0]["parent"] == "documents/docs.example.dev/keys/restrict"
-    timed(shape, "checks", started)
+    shape.timed("checks", started)
 
 
-def test_semantic_shape_ranks_with_the_in_wheel_embeddings(shapes: dict[str, Shape]) -> None:
+def test_semantic_shape_ranks_with_the_in_wheel_embeddings(shapes: dict[str, Venv]) -> None:
     shape, started = shapes["semantic"], time.monotonic()
     seen = shape.probe("semantic", FIXTURE_DOCS, shape.folder / "semantic.sqlite3")
     assert seen["enabled"] and seen["page_vectors"] == len(list(FIXTURE_DOCS.glob("*.md")))
     assert seen["hits"] and seen["hits"][0] == "documents/docs.example.dev/keys/restrict"
-    timed(shape, "checks", started)
+    shape.timed("checks", started)
 
 
-def test_lab_shape_lists_both_extensions_enabled(shapes: dict[str, Shape]) -> None:
+def test_lab_shape_lists_both_extensions_enabled(shapes: dict[str, Venv]) -> None:
     shape, started = shapes["lab"], time.monotonic()
     lab = shape.run("jupyter", "labextension", "list")
     listed = ANSI.sub("", lab.stdout + lab.stderr)
@@ -211,10 +161,10 @@ def test_lab_shape_lists_both_extensions_enabled(shapes: dict[str, Shape]) -> No
     listed = ANSI.sub("", server.stdout + server.stderr)
     assert re.search(r"devknow_jupyter\.labext enabled", listed), listed
     assert re.search(r"devknow_jupyter\.labext\s+OK", listed), listed  # it imported and validated
-    timed(shape, "checks", started)
+    shape.timed("checks", started)
 
 
-def test_sdist_installs_without_node_and_carries_the_built_panel(shapes: dict[str, Shape]) -> None:
+def test_sdist_installs_without_node_and_carries_the_built_panel(shapes: dict[str, Venv]) -> None:
     shape = shapes["sdist"]
     assert shutil.which("node", path=shape.env["PATH"]) is None and shutil.which("jlpm", path=shape.env["PATH"]) is None
     panel = shape.folder / "venv" / "share" / "jupyter" / "labextensions" / NPM_NAME
