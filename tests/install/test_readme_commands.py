@@ -95,15 +95,18 @@ def _run(kind: str, lines: list[str], root: Path, remote: str, index: Path) -> R
 
 
 @pytest.fixture(scope="module")
-def ran(built_dists: BuiltDists, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ran]]:
+def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ran]]:
     root = tmp_path_factory.mktemp("readme")
     remote = _remote(root / "git")
     index = root / "index"
     index.mkdir()
-    shutil.copy2(built_dists.wheel, index)
-    kinds = {kind: lines for kind, lines in groups().items() if kind in ("repository", "published")}
-    with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
-        futures = {kind: pool.submit(_run, kind, lines, root, remote, index) for kind, lines in kinds.items()}
+    lines = groups()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        # The repository line (the longest: it builds the panel) needs no built wheel: it starts before the build.
+        futures = {"repository": pool.submit(_run, "repository", lines["repository"], root, remote, index)}
+        built: BuiltDists = request.getfixturevalue("built_dists")
+        shutil.copy2(built.wheel, index)
+        futures["published"] = pool.submit(_run, "published", lines["published"], root, remote, index)
         done = {kind: future.result() for kind, future in futures.items()}
     yield done
     print(f"\nREADME install commands, seconds: {json.dumps({kind: r.venv.seconds for kind, r in done.items()})}")
