@@ -42,12 +42,12 @@ from . import errors
 from ._version import __version__
 from .connection import GOOGLE_ENDPOINT
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
+from .extras import missing_extra
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
 
 PROG = "devknow"
-SERVER_EXTRA_HINT = "pip install 'devknow-jupyter[server]'"
 # The packages `devknow serve` needs; a missing one means the optional extra is not installed.
 _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
 
@@ -407,9 +407,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         from .service.options import TeamOptions
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in _SERVER_PACKAGES:
-            raise ConfigurationError(
-                f"`devknow serve` needs the MCP SDK, which is not installed: {SERVER_EXTRA_HINT}"
-            ) from None
+            raise missing_extra("server", "`devknow serve` needs the MCP SDK") from None
         raise
     token = args.token if args.token is not None else os.environ.get("DEVKNOW_SERVE_TOKEN") or None
     server.serve(
