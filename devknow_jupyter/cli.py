@@ -42,12 +42,12 @@ from . import errors
 from ._version import __version__
 from .connection import GOOGLE_ENDPOINT
 from .errors import ConfigurationError, DevKnowError, DocumentNotFoundError
+from .extras import missing_extra
 from .terminal import TerminalWriter, json_safe, terminal_safe
 
 __all__ = ["main"]
 
 PROG = "devknow"
-SERVER_EXTRA_HINT = "pip install 'devknow-jupyter[server]'"
 # The packages `devknow serve` needs; a missing one means the optional extra is not installed.
 _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
 
@@ -263,7 +263,11 @@ def _pack_parser(pack: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--repo", action="append", default=[], metavar="NAME=PATH", help="read recipe NAME from this repository copy"
     )
-    build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched")
+    build.add_argument("--keep-going", action="store_true", help="skip sources that cannot be fetched or give no page")
+    build.add_argument(
+        "--license", metavar="SPDX", help="the licence of the folders' pages (default: front matter or LICENSE file)"
+    )
+    build.add_argument("--attribution", metavar="TEXT", help="the attribution hits from the folders' pages carry")
     add = actions.add_parser("add", help="install a pack (searched with the default index)")
     add.add_argument("file", metavar="FILE")
     actions.add_parser("list", help="the installed packs, their sources and licences")
@@ -403,9 +407,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         from .service.options import TeamOptions
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in _SERVER_PACKAGES:
-            raise ConfigurationError(
-                f"`devknow serve` needs the MCP SDK, which is not installed: {SERVER_EXTRA_HINT}"
-            ) from None
+            raise missing_extra("server", "`devknow serve` needs the MCP SDK") from None
         raise
     token = args.token if args.token is not None else os.environ.get("DEVKNOW_SERVE_TOKEN") or None
     server.serve(
@@ -484,6 +486,44 @@ def _cmd_status(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _pack_build(args: argparse.Namespace, out: TextIO, text: TerminalWriter) -> int:
+    """`devknow pack build`: the pack written, skipped sources and notes on stderr, the summary on stdout."""
+    from . import packs
+
+    repos = {}
+    for item in args.repo:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ConfigurationError(f"--repo {item!r}: expected NAME=PATH")
+        repos[name] = path
+    progress = packs.pack.TerminalProgress(sys.stderr)
+    try:
+        report = packs.build(
+            args.sources,
+            args.output,
+            name=args.name,
+            repos=repos,
+            keep_going=args.keep_going,
+            progress=progress,
+            license=args.license,
+            attribution=args.attribution,
+        )
+    finally:
+        progress.finish()
+    for reason in report.skipped:
+        print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
+    for note in report.notes:
+        print(f"{PROG}: note: {_one_line(note)}", file=sys.stderr)
+    if args.json:
+        _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
+    else:
+        text.write(
+            f"Built {report.path}: {report.pages} pages from {len(report.manifest['sources'])} sources, "
+            f"{report.size_bytes / 1e6:.1f} MB in {report.seconds:.1f} s\n"
+        )
+    return 0
+
+
 def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
     from . import packs
 
@@ -494,35 +534,9 @@ def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
             text.write(f"{name:<12} {recipe.title} ({recipe.license})\n")
         return 0
     if args.pack_command == "build":
-        repos = {}
-        for item in args.repo:
-            name, sep, path = item.partition("=")
-            if not sep or not name or not path:
-                raise ConfigurationError(f"--repo {item!r}: expected NAME=PATH")
-            repos[name] = path
-        progress = packs.pack.TerminalProgress(sys.stderr)
-        try:
-            report = packs.build(
-                args.sources, args.output, name=args.name, repos=repos, keep_going=args.keep_going, progress=progress
-            )
-        finally:
-            progress.finish()
-        for reason in report.skipped:
-            print(f"{PROG}: skipped: {_one_line(reason)}", file=sys.stderr)
-        if args.json:
-            _print_json({"path": str(report.path), "size_bytes": report.size_bytes, **report.manifest}, out)
-        else:
-            text.write(
-                f"Built {report.path}: {report.pages} pages from {len(report.manifest['sources'])} sources, "
-                f"{report.size_bytes / 1e6:.1f} MB in {report.seconds:.1f} s\n"
-            )
-        return 0
+        return _pack_build(args, out, text)
     if args.pack_command == "add":
-        added = packs.add(args.file)
-        verb = "Replaced" if added.replaced else "Added"
-        text.write(f"{verb} the pack {added.name}: {added.pages} pages in {added.seconds:.1f} s\n")
-        if added.skipped:
-            text.write(f"  {added.skipped} pages kept from the index (same names)\n")
+        _print_added(packs.add(args.file), text)
         return 0
     if args.pack_command == "remove":
         removed = packs.remove(args.name)
@@ -540,6 +554,21 @@ def _cmd_pack(args: argparse.Namespace, out: TextIO) -> int:
         for source in manifest["sources"]:
             text.write(f"  {source['name']}: {source['pages']} pages, {source['license']}, {source['commit'][:12]}\n")
     return 0
+
+
+def _print_added(added: Any, text: TerminalWriter) -> None:
+    """What `pack add` did: pages added, and for names the index had already, which copy is kept and why."""
+    verb = "Replaced" if added.replaced else "Added"
+    text.write(f"{verb} the pack {added.name}: {added.pages} pages in {added.seconds:.1f} s\n")
+    for copy, count in sorted(added.kept.items()):
+        # The pack's licence line is shown on these pages whichever copy is kept.
+        if copy == "file":
+            text.write(
+                f"  {count} of its pages are in the index from your indexed folders (same names): your files'"
+                " copies are kept (your own files always win); the pack's licence line is shown on them\n"
+            )
+        else:
+            text.write(f"  {count} of its pages are kept from the {copy}, installed earlier (same names)\n")
 
 
 _COMMANDS = {

@@ -42,6 +42,7 @@ from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unr
 from .models import Answer, Document, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .offline_copy import OfflineCopy
+from .search_filters import normalize_sources
 from .search_request import answer_arguments, keep_hits, parse_page, search_arguments, search_input_names
 
 __all__ = [
@@ -213,8 +214,6 @@ class DevKnowClient:
             refresh: Ask the server even when the answer is cached.
         """
         query = self._check_query(query)
-        from .rest.filters import normalize_sources
-
         sources = normalize_sources(source)
         started = time.perf_counter()
         try:
@@ -305,8 +304,6 @@ class DevKnowClient:
         """
         query = self._check_query(query)
         started = time.perf_counter()
-        from .rest.filters import normalize_sources
-
         sources = normalize_sources(source)
         wanted = bool(sources) or (since is not None and since != "")
         local = False

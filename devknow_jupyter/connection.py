@@ -27,6 +27,7 @@ from .errors import (
     register_secret,
     split_url_credentials,
 )
+from .extras import extra_installed, missing_extra
 
 __all__ = [
     "GOOGLE_ENDPOINT",
@@ -208,7 +209,11 @@ class Connection:
         return McpHttpBackend(self.endpoint, http_transport=self.http_transport, **self._remote_settings())
 
     def rest_backend(self) -> Backend:
-        """The same host's REST surface (needs the ``rest`` extra)."""
+        """The same host's REST surface (needs the ``rest`` extra: without it, one line naming it)."""
+        if not extra_installed("rest"):
+            raise missing_extra(
+                "rest", "The REST protocol needs Google's client library", hint="Or use the default protocol, MCP."
+            )
         from .rest import RestBackend
 
         return RestBackend(rest_origin(self.endpoint), credential_source=self.key_source, **self._remote_settings())
@@ -310,9 +315,7 @@ def rest_switch_reason(backend: Backend, exc: DevKnowError, tool: str | None) ->
         why = f"offers no {tool} tool"
     else:
         return None
-    from .rest import rest_available
-
-    return why if rest_available() else None
+    return why if extra_installed("rest") else None
 
 
 def _looks_like_missing_tool(exc: ToolError) -> bool:

@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .dates import rfc3339
 from .errors import ConfigurationError
 from .models import DocumentChunk
 from .names import source_matches
+from .search_filters import build_filter
+from .tools import MAX_PAGE_SIZE
 
 __all__ = ["answer_arguments", "keep_hits", "parse_page", "search_arguments", "search_input_names"]
 
@@ -36,8 +39,6 @@ def search_arguments(
     """The tool's arguments for a search, the sites left to filter here, and notices on what the server
     can't do. Filters and paging go to the server when its search schema takes them (``accepts``: the
     search tool's argument names)."""
-    from .rest.filters import build_filter, rfc3339
-
     arguments: dict[str, Any] = {"query": query}
     notices: list[str] = []
     if "filter" in accepts and (sources or since):
@@ -53,8 +54,6 @@ def search_arguments(
         elif since:
             notices.append(f"Not applied: since {rfc3339(since)} (this server's search takes no date filter).")
     if page_size and "page_size" in accepts:
-        from .rest import MAX_PAGE_SIZE
-
         if page_size > MAX_PAGE_SIZE:
             notices.append(
                 f"The service returns at most {MAX_PAGE_SIZE} hits a page; use client.next_page(results) for more."
@@ -74,8 +73,6 @@ def answer_arguments(query: str, sources: list[str], since: Any, accepts: set[st
     """The tool's arguments for an answer grounded in ``sources`` and pages updated ``since``, and one-line
     notices on what the server's ``answer_query`` can't apply (``accepts``: its argument names). REST's
     AnswerQuery takes a ``filter``; the local index (and `devknow serve`) one site and ``since``."""
-    from .rest.filters import build_filter, rfc3339
-
     arguments: dict[str, Any] = {"query": query}
     when = rfc3339(since) if since is not None and since != "" else None
     if not sources and not when:

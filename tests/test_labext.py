@@ -166,6 +166,18 @@ def test_search_source_filter_keeps_one_site(local_server: JupyterServer) -> Non
     assert hosts("firebase.google.com") == []
 
 
+def test_search_n_is_how_many_hits_come_back(local_server: JupyterServer) -> None:
+    """The panel asks for n=20 and gets 20 (the page size goes to the backend; before, its default of 10)."""
+    def count(n: int) -> int:
+        status, reply, _ = local_server.call("GET", "search?" + urllib.parse.urlencode({"query": "API key", "n": n}))
+        assert status == 200, reply
+        return len(reply["results"])
+
+    assert count(5) == 5
+    assert count(20) == 20
+    assert 20 < count(50) <= 50  # all the offline index has for it, up to n
+
+
 @pytest.mark.parametrize(
     "query",
     ["search?query=", "search?query=%20%20", "search?query=x&n=abc", "search?query=x&n=0", "search?query=x&n=999"],

@@ -109,7 +109,7 @@ def test_cleanup_steps_keep_code_blocks(tmp_path: Path) -> None:
             "cleanup": {"steps": ["mdx_imports", "liquid", "html_comments", "blank_lines"], "min_chars": 10},
             "license": {"spdx": "CC0-1.0", "attribution": "Lantern notes, by the tests."},
         }
-    )
+    ).with_repository(str(tmp_path))  # a local folder is read when the user names it, not when a recipe does
     with checkout(recipe) as (folder, _):
         (doc,) = documents(recipe, folder)
     assert doc["name"] == "documents/lanterns.test/lantern" and doc["title"] == "Lanterns"
@@ -442,6 +442,41 @@ def test_a_symlink_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
             "cleanup": {"min_chars": 10},
             "license": {"spdx": "CC0-1.0", "attribution": "by the tests"},
         }
-    )
+    ).with_repository(str(repo))
     with checkout(recipe) as (folder, _):
         assert [doc["name"] for doc in documents(recipe, folder)] == ["documents/links.test/own"]
+
+
+def _credited(query: str, name: str) -> tuple[str, str]:
+    """The content of the first hit for ``query`` and of the document ``name``, from the default index."""
+    with DevKnowClient("local") as client:
+        hits = client.search_documents(query)
+        assert hits.names[0] == name
+        return hits[0].content, client.get_documents([name])[0].content
+
+
+@pytest.mark.parametrize("pack_first", [False, True], ids=["indexed-then-pack", "pack-then-indexed"])
+def test_a_pack_of_pages_already_indexed_says_which_copy_wins_and_its_licence_follows(
+    tmp_path: Path, capsys, pack_first: bool
+) -> None:
+    """Issue 24.7: the user's indexed file keeps the name (their own files always win), and the pack's line
+    still ends the page, whichever came first; removing the pack removes the line, not the file."""
+    pack = _note_pack(tmp_path, "kilns", "firing", "Kilns are fired over twelve hours to cone six.")
+    folder, name = tmp_path / "kilns", "documents/kilns.test/firing"
+    steps = [["pack", "add", str(pack)], ["index", str(folder)]]
+    for args in steps if pack_first else steps[::-1]:
+        assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    if not pack_first:
+        assert "Added the pack kilns: 0 pages" in out
+        said = "1 of its pages are in the index from your indexed folders (same names): your files' copies are kept"
+        assert said in out and "the pack's licence line is shown on them" in out
+    with DevKnowClient("local") as client:
+        assert client.backend.index.origins([name]) == {name: "file"}
+    hit, doc = _credited("kilns fired cone six", name)
+    assert "_From the pack kilns (kilns)._" in hit and "_From the pack kilns (kilns)._" in doc
+
+    assert cli.main(["pack", "remove", "kilns"]) == 0
+    assert "Removed the pack kilns: 0 pages" in capsys.readouterr().out
+    hit, doc = _credited("kilns fired cone six", name)
+    assert "From the pack" not in hit and "From the pack" not in doc

@@ -1,20 +1,19 @@
 """The ``devknow/api/*`` request handlers and the server-side settings (``c.DevKnowServer.*``).
 
 Every handler is an :class:`~jupyter_server.base.handlers.APIHandler` behind ``tornado.web.authenticated``:
-the Jupyter server's token or cookie login and its XSRF check guard each request. Client calls block (HTTP
-to the service, SQLite for the offline index), so they run in a small thread pool, never on tornado's loop.
-Replies are the service's JSON shapes plus the HTML our renderer made; errors are
-``{"error": {"type", "message", "hint"}}`` with a status that says what went wrong.
+the Jupyter server's token or cookie login and its XSRF check guard each request. Nothing that blocks runs on
+tornado's event loop: client calls (HTTP to the service, SQLite for the offline index) and rendering go to
+worker lanes (:mod:`.lanes`), each bounded, under the request's deadline (``c.DevKnowServer.timeout``, time
+waiting for a worker included). Replies are the service's JSON shapes plus the HTML our renderer made; errors
+are ``{"error": {"type", "message", "hint"}}`` with a status that says what went wrong.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import tornado.web
@@ -34,12 +33,16 @@ from ..errors import (
     redact,
 )
 from ..render.style import CSS
-from .views import html_for
+from .body import read_json_object
+from .lanes import Deadline, Lane, ServerBusy
+from .views import answer_reply, as_json, documents_reply, search_reply
 
 __all__ = ["DevKnowServer", "setup_handlers"]
 
 #: Most names one ``POST documents`` may ask for (the client batches them 20 a call).
 MAX_NAMES = 50
+#: Threads for cheap work (status, building the client), apart from the service calls so it never waits on them.
+QUICK_WORKERS = 2
 
 
 class DevKnowServer(LoggingConfigurable):
@@ -61,13 +64,28 @@ class DevKnowServer(LoggingConfigurable):
     timeout = Float(30.0, config=True, help="Seconds to wait for the service's reply.")
     max_hits = Integer(50, config=True, help="Most hits one search request may ask for (its n).")
     offline_store = Bool(True, config=True, help="Keep fetched pages on disk, searchable offline.")
-    workers = Integer(4, config=True, help="Threads running client calls.")
+    workers = Integer(8, config=True, help="Threads calling the documentation service (search, pages, answers).")
+    render_workers = Integer(1, config=True, help="Worker processes rendering whole pages to HTML.")
+    max_waiting = Integer(
+        32,
+        config=True,
+        help="Requests that may wait for a busy service or render worker; more are refused with 503.",
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._client: Any = None
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=max(1, self.workers), thread_name_prefix="devknow-api")
+        #: Status and client start-up: never behind a slow call.
+        self.quick = Lane("status", QUICK_WORKERS, self.max_waiting)
+        #: Calls to the service (and the small renders of hit lists and answers that follow them).
+        self.calls = Lane("service", self.workers, self.max_waiting)
+        #: Whole pages to HTML: CPU-bound and unbounded in size, so in processes of their own (off the GIL).
+        self.render = Lane("render", self.render_workers, self.max_waiting, processes=True)
+
+    def deadline(self) -> Deadline:
+        """The deadline of a request arriving now."""
+        return Deadline(self.timeout)
 
     def client(self) -> Any:
         """The shared :class:`~devknow_jupyter.client.DevKnowClient`, built on first use (key from the env)."""
@@ -88,11 +106,6 @@ class DevKnowServer(LoggingConfigurable):
                     raise ServerConfigError(exc.message, hint=hint) from None
             return self._client
 
-    async def run(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``call(*args, **kwargs)`` in the pool, awaited from the event loop."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(call, *args, **kwargs))
-
 
 class ServerConfigError(DevKnowError):
     """The server's own devknow configuration is unusable (an error of the server, not of the request)."""
@@ -112,6 +125,8 @@ def _status_for(exc: DevKnowError) -> int:
         return 429
     if isinstance(exc, RequestTimeout):
         return 504
+    if isinstance(exc, ServerBusy):
+        return 503
     return 502  # TransportError, ProtocolError, ToolError: the upstream service failed
 
 
@@ -123,7 +138,7 @@ def _replying(method: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable
         try:
             await method(self, *args, **kwargs)
         except DevKnowError as exc:
-            if isinstance(exc, QuotaExceededError) and exc.retry_after:
+            if isinstance(exc, (QuotaExceededError, ServerBusy)) and exc.retry_after:
                 self.set_header("Retry-After", str(int(exc.retry_after)))
             self.reply_error(_status_for(exc), type(exc).__name__, exc.message, exc.hint)
         except Exception as exc:  # a bug of ours: one line for the user, the traceback in the server log
@@ -140,46 +155,38 @@ class _DevKnowHandler(APIHandler):
     def devknow(self) -> DevKnowServer:
         return self.settings["devknow_server"]
 
-    def reply(self, data: dict[str, Any]) -> None:
+    def reply(self, data: dict[str, Any] | str) -> None:
+        """Send ``data`` (a dict, or its JSON text made in a worker lane) as the JSON reply."""
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data))
+        self.finish(data if isinstance(data, str) else json.dumps(data))
 
     def reply_error(self, status: int, kind: str, message: str, hint: str | None) -> None:
         self.set_status(status)
         self.reply({"error": {"type": kind, "message": message, "hint": hint}})
 
     def json_body(self) -> dict[str, Any]:
+        """The request's JSON object, checked (size, depth, valid Unicode): else a 400."""
+        return read_json_object(self.request.body)
+
+    def decode_argument(self, value: bytes, name: str | None = None) -> str:
+        """Query arguments that are not UTF-8 are a 400 in our error shape, not tornado's HTML one."""
         try:
-            data = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise ConfigurationError("The request body is not JSON.") from None
-        if not isinstance(data, dict):
-            raise ConfigurationError("The request body must be a JSON object.")
-        return data
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigurationError(f"The {name or 'request'} argument is not valid UTF-8.") from None
 
-
-def _hit_dicts(results: Any) -> dict[str, Any]:
-    """Search results in the service's shape, each hit with its title, page URL and HTML added."""
-    hits = [
-        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "html": html_for(hit, number)}
-        for number, hit in enumerate(results, 1)
-    ]
-    return {
-        "kind": "search",
-        "query": results.query,
-        "results": hits,
-        "header_html": html_for(results),
-        "notices": list(results.info.notices),
-        "info": {"backend": results.info.backend, "elapsed": results.info.elapsed, "from_cache": results.from_cache},
-    }
+    async def client(self, deadline: Deadline) -> Any:
+        """The shared client, built in the quick lane on first use."""
+        return await self.devknow.quick.run(deadline, self.devknow.client)
 
 
 class SearchHandler(_DevKnowHandler):
-    """``GET devknow/api/search?query=&source=&n=``: hits for a query, optionally from one site."""
+    """``GET devknow/api/search?query=&source=&n=``: up to n hits for a query, optionally from one site."""
 
     @tornado.web.authenticated
     @_replying
     async def get(self) -> None:
+        deadline = self.devknow.deadline()
         query = self.get_query_argument("query", "")
         if self.get_query_argument("error", "") == "1":  # an error's output: its type, message and libraries
             from ..error_query import query_from_text
@@ -193,11 +200,14 @@ class SearchHandler(_DevKnowHandler):
             raise ConfigurationError(f"n must be a whole number, not {n_text[:20]!r}.") from None
         if not 1 <= n <= self.devknow.max_hits:
             raise ConfigurationError(f"n must be between 1 and {self.devknow.max_hits}.")
-        client = await self.devknow.run(self.devknow.client)
-        results = await self.devknow.run(client.search_documents, query, source=source)
-        reply = _hit_dicts(results[:n])
-        reply["source"] = source
-        self.reply(reply)
+        client = await self.client(deadline)
+        self.reply(await self.devknow.calls.run(deadline, _search_json, client, query, source, n))
+
+
+def _search_json(client: Any, query: str, source: str | None, n: int) -> str:
+    """One search of ``n`` hits (the backend's page size allowing; cut here where the server has none), as JSON."""
+    results = client.search_documents(query, source=source, page_size=n)
+    return json.dumps({**search_reply(results), "source": source})  # hit HTML is small: rendered here
 
 
 class DocumentsHandler(_DevKnowHandler):
@@ -206,19 +216,15 @@ class DocumentsHandler(_DevKnowHandler):
     @tornado.web.authenticated
     @_replying
     async def post(self) -> None:
+        deadline = self.devknow.deadline()
         names = self.json_body().get("names")
         if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
             raise ConfigurationError('Send {"names": [...]} with one or more document names or page URLs.')
         if len(names) > MAX_NAMES:
             raise ConfigurationError(f"At most {MAX_NAMES} names a request.")
-        client = await self.devknow.run(self.devknow.client)
-        docs = await self.devknow.run(client.get_documents, names)
-        self.reply(
-            {
-                "documents": [{**doc.to_dict(), "html": html_for(doc)} for doc in docs],
-                "notices": list(docs.info.notices),
-            }
-        )
+        client = await self.client(deadline)
+        docs = await self.devknow.calls.run(deadline, client.get_documents, names)
+        self.reply(await self.devknow.render.run(deadline, as_json, documents_reply, docs))
 
 
 class AnswerHandler(_DevKnowHandler):
@@ -227,24 +233,17 @@ class AnswerHandler(_DevKnowHandler):
     @tornado.web.authenticated
     @_replying
     async def post(self) -> None:
+        deadline = self.devknow.deadline()
         query = self.json_body().get("query")
         if not isinstance(query, str):
             raise ConfigurationError('Send {"query": "..."} with the question.')
-        client = await self.devknow.run(self.devknow.client)
-        result = await self.devknow.run(client.ask, query)
-        if not hasattr(result, "answer_text"):  # the quota fallback: search results with a notice
-            self.reply({**_hit_dicts(result), "fallback": True})
-            return
-        self.reply(
-            {
-                "kind": "answer",
-                **result.to_dict(),
-                "query": result.query,
-                "extractive": result.extractive,
-                "notices": list(result.info.notices),
-                "html": html_for(result),
-            }
-        )
+        client = await self.client(deadline)
+        self.reply(await self.devknow.calls.run(deadline, _answer_json, client, query))
+
+
+def _answer_json(client: Any, query: str) -> str:
+    """The answer to ``query`` (or the hits of the quota fallback), as JSON: its render is small."""
+    return as_json(answer_reply, client.ask(query))
 
 
 class StatusHandler(_DevKnowHandler):
@@ -253,8 +252,8 @@ class StatusHandler(_DevKnowHandler):
     @tornado.web.authenticated
     @_replying
     async def get(self) -> None:
-        client = await self.devknow.run(self.devknow.client)
-        status = client.status()
+        devknow = self.devknow
+        status = await devknow.quick.run(devknow.deadline(), lambda: devknow.client().status())  # one hop
         status["endpoint"] = redact(str(status["endpoint"]))
         self.reply({**status, "version": __version__, "stylesheet": CSS})
 
@@ -268,3 +267,4 @@ def setup_handlers(serverapp: Any) -> None:
     routes.append(("status", StatusHandler))
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in routes])
     serverapp.log.info("devknow: Developer docs API at %s", base)
+

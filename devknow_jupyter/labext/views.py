@@ -1,12 +1,19 @@
-"""The HTML the panel shows for each result: each result type's view's fragment (sanitized on the server)."""
+"""The panel's replies: each result in the service's JSON shape, with the HTML fragment its view makes.
+
+These render (a whole page can take seconds of CPU), so the handlers call them in a worker lane, never on
+tornado's event loop; :func:`as_json` encodes there too. Whole pages render in a worker process, so every
+function here is module-level and takes and returns what pickles.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 from ..render.views import view_for
 
-__all__ = ["html_for"]
+__all__ = ["answer_reply", "as_json", "documents_reply", "html_for", "search_reply"]
 
 
 def html_for(obj: Any, number: int | None = None) -> str:
@@ -15,3 +22,46 @@ def html_for(obj: Any, number: int | None = None) -> str:
     if view is None:
         raise TypeError(f"no view for {type(obj).__name__}")
     return view.fragment(obj, number)
+
+
+def search_reply(results: Any) -> dict[str, Any]:
+    """Search results in the service's shape, each hit with its title, page URL and HTML added."""
+    hits = [
+        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "html": html_for(hit, number)}
+        for number, hit in enumerate(results, 1)
+    ]
+    return {
+        "kind": "search",
+        "query": results.query,
+        "results": hits,
+        "header_html": html_for(results),
+        "notices": list(results.info.notices),
+        "info": {"backend": results.info.backend, "elapsed": results.info.elapsed, "from_cache": results.from_cache},
+    }
+
+
+def documents_reply(docs: Any) -> dict[str, Any]:
+    """Whole pages, each with its rendered HTML (contents list and heading anchors included)."""
+    return {
+        "documents": [{**doc.to_dict(), "html": html_for(doc)} for doc in docs],
+        "notices": list(docs.info.notices),
+    }
+
+
+def answer_reply(result: Any) -> dict[str, Any]:
+    """A grounded answer with its references; or, once the answer quota is out, the hits ``ask`` fell back to."""
+    if not hasattr(result, "answer_text"):  # the quota fallback: search results with a notice
+        return {**search_reply(result), "fallback": True}
+    return {
+        "kind": "answer",
+        **result.to_dict(),
+        "query": result.query,
+        "extractive": result.extractive,
+        "notices": list(result.info.notices),
+        "html": html_for(result),
+    }
+
+
+def as_json(build: Callable[[Any], dict[str, Any]], result: Any) -> str:
+    """``build(result)`` as JSON text, to send as it is."""
+    return json.dumps(build(result))

@@ -179,7 +179,7 @@ class LocalBackend:
         credits = _pack_attributions(self.index)  # read per call: `devknow pack add` may run meanwhile
         if not credits:
             return result
-        origins = self.index.origins(hit["parent"] for hit in result.get("results", []))
+        origins = self.index.credited_origins(hit["parent"] for hit in result.get("results", []))
         for hit in result.get("results", []):
             credit = credits.get(origins.get(hit["parent"], ""))
             if credit:
@@ -191,7 +191,7 @@ class LocalBackend:
         credits = _pack_attributions(self.index)
         if not credits:
             return result
-        origins = self.index.origins(doc["name"] for doc in result["documents"])
+        origins = self.index.credited_origins(doc["name"] for doc in result["documents"])
         for doc in result["documents"]:
             credit = credits.get(origins.get(doc["name"], ""))
             if credit:
@@ -282,6 +282,10 @@ def _is_pack(path: Path) -> bool:
     try:
         db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
+            # The catalogue first: a pack's meta could be a view of the author's choosing (see packs.checks).
+            kind = db.execute("SELECT type FROM sqlite_master WHERE name = 'meta'").fetchone()
+            if kind is None or kind[0] != "table":
+                return kind is not None  # a view named meta: opened as a pack, so the pack checks refuse it
             return db.execute("SELECT 1 FROM meta WHERE key = 'user:pack_format'").fetchone() is not None
         finally:
             db.close()

@@ -31,6 +31,8 @@ SCHEMA_VERSION = "3"
 # A passage's id is (page id << PAGE_SHIFT) | passage number.
 PAGE_SHIFT = 20
 PASSAGES_PER_PAGE = (1 << PAGE_SHIFT) - 1
+#: The largest page id: its passages' ids (``id << PAGE_SHIFT``) must fit SQLite's signed 64-bit integers.
+MAX_DOC_ID = (1 << (63 - PAGE_SHIFT)) - 1
 
 
 @dataclass
@@ -187,6 +189,8 @@ class PageDatabase:
             version = row[0] if row else None
         if version == SCHEMA_VERSION:
             self._add_page_dates()
+            if not self.read_only:
+                _drop_unnumberable(db)
             return
         with self._transaction():
             if version is not None:  # an older layout: rebuild (folders are kept and reindex on next run)
@@ -496,6 +500,63 @@ class PageDatabase:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _drop_unnumberable(db: sqlite3.Connection) -> None:
+    """Remove the pages whose id leaves no room for passage ids (imported by an older version from a hostile
+    pack): every later write overflowed. Their passages are found by page, as their ids may have wrapped."""
+    try:
+        ids = [row[0] for row in db.execute("SELECT id FROM documents WHERE id > ?", (MAX_DOC_ID,))]
+    except sqlite3.DatabaseError:
+        return  # a damaged table: the first read that needs it says so, in one line
+    if not ids:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for doc_id in ids:
+            db.execute(
+                "INSERT INTO chunks_fts (chunks_fts, rowid, title, headings, body)"
+                " SELECT 'delete', id, title, headings, body FROM chunks WHERE doc_id = ?",
+                (doc_id,),
+            )
+            for table in ("chunks", "page_terms", "page_vectors"):
+                db.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
+            db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+@functools.lru_cache(maxsize=1)
+def schema_columns() -> dict[str, tuple[tuple[str, str, int, int, int], ...]]:
+    """Each table of the schema (virtual tables and their shadow tables aside) with its columns as
+    ``(name, declared type, not null, primary key, hidden)``: what a file in this schema must hold."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        tables = [
+            row[0]
+            for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"
+                " AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT LIKE 'chunks_fts_%'"
+            )
+        ]
+        return {
+            table: tuple(
+                (row[1], row[2].upper(), row[3], row[5], row[6]) for row in db.execute(f"PRAGMA table_xinfo({table})")
+            )
+            for table in tables
+        }
+    finally:
+        db.close()
+
+
+def fts_declaration() -> str:
+    """The statement that declares the full-text table, whitespace-normalised (as a pack must hold it)."""
+    start = _SCHEMA.index("CREATE VIRTUAL TABLE")
+    return " ".join(_SCHEMA[start : _SCHEMA.index(";", start)].replace("IF NOT EXISTS ", "").split())
 
 
 def _source_file(path: str) -> str:

@@ -3,7 +3,9 @@
 The index is built in layers, each its own module: :mod:`.database` (the SQLite file: tables,
 transactions, writes, deletes, meta and folders), :mod:`.ranker_cache` (the ranker built from the stored
 term counts, kept while nothing changed), :mod:`.indexing` (incremental, batched indexing runs over
-folders of Markdown and JSON Lines files, and documents fetched from elsewhere) and this facade, which
+folders of Markdown and JSON Lines files, and documents fetched from elsewhere), :mod:`.eviction` (documents
+of one origin kept within a size, least recently used first), :mod:`.credits` (the pack to credit for each
+page name) and this facade, which
 adds the query side (``search``, ``get``, ``answer``) and importing knowledge packs.
 """
 
@@ -11,13 +13,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ConfigurationError
 from .answer import extractive_answer
 from .chunking import ChunkSizes
-from .database import PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
+from .credits import PackCredits
+from .database import MAX_DOC_ID, PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
+from .eviction import RecentUse
 from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, FolderIndexing, IndexReport
 from .query import fts_expression, query_terms
 from .ranker import RankSettings
@@ -29,7 +34,7 @@ __all__ = ["MAX_FILE_BYTES", "SCHEMA_VERSION", "IndexReport", "LocalIndex", "Ran
 COMMON_SHARE = 0.3
 
 
-class LocalIndex(FolderIndexing):
+class LocalIndex(FolderIndexing, RecentUse, PackCredits):
     """An SQLite index of Markdown documents, searched page by page (see :mod:`.ranker`).
 
     Args:
@@ -68,12 +73,25 @@ class LocalIndex(FolderIndexing):
 
     # -- knowledge packs ---------------------------------------------------------------------------
 
-    def import_index(self, path: str | os.PathLike[str]) -> IndexReport:
-        """Copy every document of another index (a knowledge pack) into this one, with its origin, passages and
-        term counts: nothing is re-chunked or re-tokenized (only the full-text entries of the passages are made).
+    def import_index(
+        self,
+        path: str | os.PathLike[str],
+        origins: Mapping[str, str],
+        *,
+        replacing: Iterable[str] = (),
+        meta: Mapping[str, str] | None = None,
+    ) -> IndexReport:
+        """Copy the documents of another index (a knowledge pack) into this one, with their passages and term
+        counts: nothing is re-chunked or re-tokenized (only the full-text entries of the passages are made).
 
-        A name this index already has keeps this index's document (reported as skipped), except documents
-        fetched from the live service, which the imported version replaces. One transaction.
+        ``origins`` maps each origin of the other index's documents to the origin they get here: the importer
+        says where pages come from, never the file (documents of any other origin are not copied).
+        ``replacing``: origins whose documents go first (the older copy of the same pack); ``meta``: values
+        written with the pages (:meth:`set_meta`). A name this index already has keeps this index's document
+        (reported as skipped, naming the kept copy's origin), except documents fetched from the live service,
+        which the imported version replaces; either way the name is credited to the pack
+        (:meth:`credited_origins`), so its licence line follows its pages. The caller checks the file first
+        (:func:`~devknow_jupyter.packs.read_manifest`). One transaction: on any failure this index is as it was.
         """
         started = time.perf_counter()
         report = IndexReport()
@@ -83,29 +101,46 @@ class LocalIndex(FolderIndexing):
             db.execute("ATTACH DATABASE ? AS pack", (str(path),))
             try:
                 with self._transaction():
-                    self._copy_attached(report)
+                    replacing = list(replacing)
+                    for origin in replacing:
+                        for (doc_id,) in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,)).fetchall():
+                            self._delete(doc_id)
+                    self._drop_credits(replacing)
+                    self._copy_attached(report, origins)
+                    self._record_credits(origins)
+                    for key, value in (meta or {}).items():
+                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"user:{key}", value))
             finally:
                 db.execute("DETACH DATABASE pack")
             self._page_search()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _copy_attached(self, report: IndexReport) -> None:
+    def _copy_attached(self, report: IndexReport, origins: Mapping[str, str]) -> None:
         """Copy the documents of the database attached as ``pack`` (inside the caller's transaction)."""
         db = self._db
         for (doc_id,) in db.execute(
             "SELECT m.id FROM main.documents m JOIN pack.documents p ON p.name = m.name WHERE m.origin = 'fetched'"
         ).fetchall():
             self._delete(doc_id)
-        for (name,) in db.execute("SELECT p.name FROM pack.documents p JOIN main.documents m ON m.name = p.name"):
-            report.skipped.append((name, "this index has a document of that name already; it is kept"))
+        for name, owner in db.execute(
+            "SELECT p.name, m.origin FROM pack.documents p JOIN main.documents m ON m.name = p.name"
+        ):
+            report.skipped.append((name, f"this index has a document of that name already ({owner}); it is kept"))
         offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
-        db.execute(
-            "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
-            " SELECT id + ?, name, uri, title, description, content, origin, sha256, indexed"
-            " FROM pack.documents WHERE name NOT IN (SELECT name FROM main.documents) ORDER BY id",
-            (offset,),
-        )
+        highest = db.execute("SELECT coalesce(max(id), 0) FROM pack.documents").fetchone()[0]
+        if not isinstance(highest, int) or offset + highest > MAX_DOC_ID:
+            raise ConfigurationError(
+                f"The pack's page ids run to {highest}: more than this index can number (at most {MAX_DOC_ID:,}).",
+                hint="Build the pack again with `devknow pack build`.",
+            )
+        for theirs, ours in origins.items():
+            db.execute(
+                "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
+                " SELECT id + ?, name, uri, title, description, content, ?, sha256, indexed FROM pack.documents"
+                " WHERE origin = ? AND name NOT IN (SELECT name FROM main.documents) ORDER BY id",
+                (offset, ours, theirs),
+            )
         report.added = db.execute("SELECT count(*) FROM main.documents WHERE id > ?", (offset,)).fetchone()[0]
         kept = "SELECT id - ? FROM main.documents WHERE id > ?"
         db.execute(

@@ -362,8 +362,11 @@ class LexicalRanker:
 
     @classmethod
     def from_parts(cls, parts: dict[str, bytes | memoryview], settings: RankSettings | None = None) -> LexicalRanker:
-        """A ranker from :meth:`to_parts`'s byte strings (raises ``KeyError``/``ValueError`` when damaged)."""
+        """A ranker from :meth:`to_parts`'s byte strings (raises ``KeyError``/``ValueError`` when damaged, as a
+        snapshot in a pack from someone else may be: every part must be bytes and the arrays agree)."""
         fields = len(FIELDS)
+        if not all(isinstance(part, (bytes, memoryview)) for part in parts.values()):
+            raise ValueError("a ranker snapshot part is not bytes")
         text = bytes(parts["vocabulary"]).decode("utf-8")
         vocabulary = text.split("\n") if text else []
         keys = np.frombuffer(parts.get("pair_keys", b""), dtype=np.uint64)
@@ -374,6 +377,8 @@ class LexicalRanker:
         lengths = np.frombuffer(parts["lengths"], dtype=np.float32).reshape(-1, fields)
         terms_count = len(vocabulary) + len(keys)
         if len(offsets) != terms_count + 1 or offsets[-1] != len(postings) or len(counts) != len(postings):
+            raise ValueError("inconsistent ranker snapshot")
+        if offsets[0] != 0 or (np.diff(offsets) < 0).any() or (len(postings) and postings.min() < 0):
             raise ValueError("inconsistent ranker snapshot")
         if len(lengths) != len(doc_ids) or (len(postings) and postings.max() >= len(doc_ids)):
             raise ValueError("inconsistent ranker snapshot")

@@ -87,8 +87,10 @@ class RankerCache(PageDatabase):
         for doc_id, terms, counts, lengths in self._db.execute(
             "SELECT doc_id, terms, counts, lengths FROM page_terms ORDER BY doc_id"
         ):
-            counts_array = np.frombuffer(counts, dtype=np.uint16).reshape(-1, fields)
             words = terms.split("\n") if terms else []
+            if len(counts) != 2 * fields * len(words) or len(lengths) != 4 * fields:
+                continue  # rows that don't match their terms (a damaged pack's): the page is left unranked
+            counts_array = np.frombuffer(counts, dtype=np.uint16).reshape(-1, fields)
             yield doc_id, PageTerms(words, counts_array, np.frombuffer(lengths, np.float32))
 
     def _save_snapshot(self, ranker: LexicalRanker, generation: str) -> None:

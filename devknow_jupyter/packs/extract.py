@@ -1,107 +1,29 @@
-"""From a checkout to documents: the recipe's files read, cleaned and named; the repository fetched with git.
+"""From a checkout to documents: the recipe's files read, cleaned and named.
 
-:func:`checkout` gives a folder holding the recipe's repository at its commit (a local folder as it is,
-else ``git clone --depth 1`` of the commit into a temporary folder); :func:`documents` walks it.
+:func:`~.fetch.checkout` gives a folder holding the recipe's repository at its commit (a local folder as it
+is, else a shallow git fetch of the commit into a temporary folder); :func:`documents` walks it. Nothing is
+read from outside that folder: symlinks out are not followed, and a data file's real path must lie inside.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError
 from ..local.frontmatter import FrontMatterError, split_front_matter
 from ..local.reading import Unreadable, open_document
 from .cleanup import clean, html_to_markdown, notebook_to_markdown
+from .fetch import FetchError, checkout
 from .recipe import Generated, Recipe
 
-__all__ = ["FetchError", "candidates", "checkout", "documents"]
+__all__ = ["FetchError", "candidates", "checkout", "documents", "holdings"]
 
 #: Files larger than this are not documentation pages (a generated JSON data file may be larger).
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 MAX_DATA_BYTES = 64 * 1024 * 1024
-GIT_TIMEOUT = 600
-
-
-class FetchError(ConfigurationError):
-    """A repository could not be fetched (no git, no network, unknown commit); the message says which."""
-
-
-@contextmanager
-def checkout(recipe: Recipe) -> Iterator[tuple[Path, str]]:
-    """The recipe's files on disk and the commit they are at: ``(folder, commit)``.
-
-    A repository that is a plain local folder is used in place (its commit is the recipe's, or
-    ``"working tree"``); a git URL, ``file://`` URL or local git repository is cloned shallow at the
-    pinned commit into a temporary folder, removed afterwards.
-    """
-    source = recipe.repository
-    local = Path(source[len("file://") :] if source.startswith("file://") else source).expanduser()
-    if "://" not in source or source.startswith("file://"):
-        if not local.exists():
-            raise FetchError(f"{recipe.name}: no such folder or repository: {local}")
-        if not (local / ".git").exists() and not (local / "HEAD").is_file():
-            yield local, recipe.commit or "working tree"
-            return
-        source = local.resolve().as_uri()
-    if shutil.which("git") is None:
-        raise FetchError(f"{recipe.name}: `git` is not on the PATH, so {source} cannot be fetched.")
-    folder = Path(tempfile.mkdtemp(prefix=f"devknow-{recipe.name}-"))
-    try:
-        _git(recipe, ["init", "-q", str(folder)])
-        _git(recipe, ["-C", str(folder), "remote", "add", "origin", source])
-        ref = recipe.commit or "HEAD"
-        # Only the recipe's folders are checked out, and only their files are downloaded (a partial clone):
-        # a documentation folder is a small part of most repositories.
-        _sparse(recipe, folder)
-        # Fetching one commit by id needs the server's allowReachableSHA1InWant; GitHub and local repos allow it.
-        fetch = ["-C", str(folder), "-c", "protocol.file.allow=always", "fetch", "-q", "--depth", "1"]
-        fetch += ["--filter=blob:none", "origin", ref]
-        _git(recipe, fetch)
-        _git(recipe, ["-C", str(folder), "checkout", "-q", "FETCH_HEAD"])
-        commit = _git(recipe, ["-C", str(folder), "rev-parse", "HEAD"]).strip()
-        yield folder, commit
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _sparse(recipe: Recipe, folder: Path) -> None:
-    """Limit the checkout to the folders the recipe's include patterns and data files name."""
-    tops = set()
-    for pattern in (*recipe.include, *(item.file for item in recipe.generated)):
-        fixed = []
-        for part in pattern.split("/"):
-            if any(ch in part for ch in "*?{["):
-                break
-            fixed.append(part)
-        tops.add("/" + "/".join(fixed) + ("/" if len(fixed) < len(pattern.split("/")) else ""))
-    if "/" in tops or "//" in tops:
-        return
-    try:
-        _git(recipe, ["-C", str(folder), "sparse-checkout", "set", "--no-cone", *sorted(tops)])
-    except FetchError:
-        pass  # an old git without sparse-checkout: the whole tree is checked out
-
-
-def _git(recipe: Recipe, args: list[str]) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
-    try:
-        done = subprocess.run(
-            ["git", *args], capture_output=True, text=True, timeout=GIT_TIMEOUT, env=env, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        raise FetchError(f"{recipe.name}: git {args[-2] if len(args) > 1 else ''} took over {GIT_TIMEOUT} s") from None
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-        raise FetchError(f"{recipe.name}: cannot fetch {recipe.repository}: {lines[-1] if lines else 'git failed'}")
-    return done.stdout
 
 
 def documents(recipe: Recipe, root: Path) -> Iterator[dict[str, str]]:
@@ -121,6 +43,28 @@ def documents(recipe: Recipe, root: Path) -> Iterator[dict[str, str]]:
             if document["name"] not in seen:
                 seen.add(document["name"])
                 yield document
+
+
+def holdings(root: Path, *, limit: int = 100_000) -> str:
+    """What a folder holds, for a message: its file count and most common suffixes, with a few examples."""
+    suffixes: dict[str, int] = {}
+    examples: list[str] = []
+    files = 0
+    for directory, subdirs, filenames in os.walk(root):
+        subdirs[:] = sorted(d for d in subdirs if d != ".git")
+        for filename in sorted(filenames):
+            files += 1
+            suffix = Path(filename).suffix.lower() or "(no suffix)"
+            suffixes[suffix] = suffixes.get(suffix, 0) + 1
+            if len(examples) < 3:
+                examples.append(Path(directory, filename).relative_to(root).as_posix())
+        if files >= limit:
+            break
+    if not files:
+        return "no files"
+    common = sorted(suffixes.items(), key=lambda item: (-item[1], item[0]))
+    kinds = ", ".join(f"{count} {suffix}" for suffix, count in common[:4]) + (", ..." if len(common) > 4 else "")
+    return f"{files}{'+' if files >= limit else ''} files ({kinds}), e.g. {', '.join(examples)}"
 
 
 def candidates(recipe: Recipe, root: Path) -> list[str]:
@@ -176,7 +120,7 @@ def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:
     if len("".join(body.split())) < recipe.min_chars:
         return None
     title = _first(meta, recipe.title_fields) or _first_heading(body) or path.stem
-    return {
+    document = {
         "name": "documents/" + uri.split("://", 1)[1],
         "uri": uri,
         "title": " ".join(title.split()),
@@ -184,10 +128,17 @@ def _page(recipe: Recipe, root: Path, relative: str) -> dict[str, str] | None:
         "content": body,
         "source_path": relative,
     }
+    if _first(meta, ("license",)):  # a folder without a recipe takes its licence from here
+        document["license"] = _first(meta, ("license",))
+    return document
 
 
 def _generated(recipe: Recipe, root: Path, generated: Generated) -> Iterator[dict[str, str]]:
-    text = _read(root / generated.file, root, MAX_DATA_BYTES)
+    path = root / generated.file
+    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if top not in real.parents:  # `..`, an absolute path, or a folder on the way that links out
+        raise FetchError(f"{recipe.name}: the data file {generated.file} leads outside the repository (to {real})")
+    text = _read(path, root, MAX_DATA_BYTES)
     try:
         data = json.loads(text) if text is not None else None
     except ValueError:

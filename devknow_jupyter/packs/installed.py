@@ -11,12 +11,13 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..local.index import LocalIndex
-from .pack import PackError, origin_of, read_manifest
+from .checks import SOURCE_FIELDS
+from .pack import PackError, origin_of, read_manifest, source_origins
 
 __all__ = ["INSTALLED_KEY", "AddReport", "add", "combined_index", "installed", "remove"]
 
@@ -25,13 +26,17 @@ INSTALLED_KEY = "installed_packs"
 
 @dataclass
 class AddReport:
-    """What :func:`add` did: the pack's name, pages copied, names kept from the index, seconds taken."""
+    """What :func:`add` did: the pack's name, pages copied, names kept from the index, seconds taken.
+
+    ``kept``: of the names kept, how many per copy kept (``"file"``: the user's indexed files, which always
+    win; ``"pack NAME"``: a pack installed before). The pack's licence line is shown on those pages too."""
 
     name: str
     pages: int
     skipped: int
     seconds: float
     replaced: bool = False
+    kept: dict[str, int] = field(default_factory=dict)
 
 
 def _default_index() -> LocalIndex:
@@ -42,36 +47,67 @@ def _default_index() -> LocalIndex:
 
 
 def installed_manifests(index: LocalIndex) -> dict[str, dict[str, Any]]:
-    """The manifests of the packs installed in ``index``, by pack name."""
+    """The manifests of the packs installed in ``index``, by pack name (each with the fields ``pack list`` shows:
+    one stored by an older version in another shape is read as far as it goes, never a crash)."""
     try:
         data = json.loads(index.get_meta(INSTALLED_KEY) or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(name): _readable(str(name), manifest) for name, manifest in data.items() if isinstance(manifest, dict)}
+
+
+def _readable(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    """A stored manifest with its name and, per source, text fields and a page count (damaged sources left out)."""
+    sources = manifest.get("sources") if isinstance(manifest.get("sources"), list) else []
+    readable = []
+    for source in sources:
+        if isinstance(source, dict) and isinstance(source.get("name"), str):
+            pages = source.get("pages")
+            texts = {key: str(source.get(key) or "") for key in SOURCE_FIELDS}
+            readable.append({**source, **texts, "pages": pages if type(pages) is int and pages >= 0 else 0})
+    return {**manifest, "name": name, "sources": readable}
 
 
 def add(path: str | os.PathLike[str], *, index: LocalIndex | None = None) -> AddReport:
     """Install the pack at ``path`` into the default index (``index``: another one); a pack of the same name
-    is replaced. The pack is checked first: a damaged or newer-format pack raises
-    :class:`~.pack.PackError` and nothing changes."""
+    is replaced. The pack is checked first (see :mod:`.checks`): a damaged, hostile or newer-format pack raises
+    :class:`~.pack.PackError` and nothing changes. Its pages get the origin ``pack:NAME/SOURCE`` set here, and
+    the older copy's pages, the new pages and the manifest are written in one transaction."""
     started = time.perf_counter()
     manifest = read_manifest(path)
     own = index is None
     index = index or _default_index()
     try:
         packs = installed_manifests(index)
-        name = str(manifest["name"])
-        replaced = name in packs
-        if replaced:
-            _remove_pages(index, packs[name])
-        report = index.import_index(Path(path).expanduser())
+        name = manifest["name"]
+        previous = packs.get(name)
+        origins = {origin: origin_of(name, source) for origin, source in source_origins(manifest).items()}
         packs[name] = {**manifest, "file": str(Path(path).expanduser().resolve()), "added": time.time()}
-        index.set_meta(INSTALLED_KEY, json.dumps(packs, sort_keys=True))
         _forget_cached_results()
+        report = index.import_index(
+            Path(path).expanduser(),
+            origins,
+            replacing=_origins(previous) if previous else (),
+            meta={INSTALLED_KEY: json.dumps(packs, sort_keys=True)},
+        )
+        _forget_cached_results()
+        kept = _kept_copies(index, [skipped for skipped, _ in report.skipped])
     finally:
         if own:
             index.close()
-    return AddReport(name, report.added, len(report.skipped), time.perf_counter() - started, replaced)
+    seconds = time.perf_counter() - started
+    return AddReport(name, report.added, len(report.skipped), seconds, previous is not None, kept)
+
+
+def _kept_copies(index: LocalIndex, names: list[str]) -> dict[str, int]:
+    """How many of ``names`` the index keeps from the user's files (``"file"``) and from each other pack."""
+    kept: dict[str, int] = {}
+    for origin in index.origins(names).values():
+        key = "pack " + origin.removeprefix("pack:").split("/", 1)[0] if origin.startswith("pack:") else origin
+        kept[key] = kept.get(key, 0) + 1
+    return kept
 
 
 def installed(*, index: LocalIndex | None = None) -> list[dict[str, Any]]:
@@ -109,9 +145,15 @@ def _forget_cached_results() -> None:
     shared_cache().clear()
 
 
+def _origins(manifest: dict[str, Any]) -> list[str]:
+    """The origins of an installed pack's pages."""
+    return [origin_of(manifest["name"], source["name"]) for source in manifest["sources"]]
+
+
 def _remove_pages(index: LocalIndex, manifest: dict[str, Any]) -> int:
     _forget_cached_results()
-    return sum(index.remove_documents(origin_of(manifest["name"], source["name"])) for source in manifest["sources"])
+    index.forget_credits(_origins(manifest))
+    return sum(index.remove_documents(origin) for origin in _origins(manifest))
 
 
 def combined_index(packs: list[str], manifests: list[dict[str, Any]]) -> Path:
@@ -129,8 +171,8 @@ def combined_index(packs: list[str], manifests: list[dict[str, Any]]) -> Path:
         Path(f"{partial}{suffix}").unlink(missing_ok=True)
     index = LocalIndex(partial, semantic=False)
     try:
-        for path in files:
-            index.import_index(path)
+        for path, manifest in zip(files, manifests, strict=True):
+            index.import_index(path, {origin: origin for origin in source_origins(manifest)})
         installed_packs = {manifest["name"]: manifest for manifest in manifests}
         index.set_meta(INSTALLED_KEY, json.dumps(installed_packs, sort_keys=True))
     finally:

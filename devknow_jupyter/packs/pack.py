@@ -22,8 +22,9 @@ from typing import Any, TextIO
 from .._version import __version__
 from ..errors import ConfigurationError
 from ..local.index import SCHEMA_VERSION, LocalIndex
-from .extract import candidates, checkout, documents
-from .recipe import RECIPES_DIR, Recipe, load_recipe
+from .extract import FetchError, candidates, checkout, documents, holdings
+from .licences import folder_licence
+from .recipe import RECIPES_DIR, Recipe, RecipeError, load_recipe
 
 __all__ = [
     "PACK_FORMAT",
@@ -35,6 +36,7 @@ __all__ = [
     "open_pack",
     "origin_of",
     "read_manifest",
+    "source_origins",
 ]
 
 #: The pack format this version writes and the newest it reads.
@@ -57,6 +59,7 @@ class PackReport:
     size_bytes: int = 0
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)  # sources that could not be fetched, with the reason
+    notes: list[str] = field(default_factory=list)  # what the user should know, e.g. a source of unknown licence
 
     @property
     def pages(self) -> int:
@@ -78,8 +81,13 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
         path = Path(text).expanduser()
         # A bare name is a shipped recipe even when a folder of that name is in the working directory.
         shipped = "/" not in text and (RECIPES_DIR / f"{text}.toml").is_file()
-        if shipped or text.endswith(".toml") or ("://" not in text and not path.exists()):
+        if shipped or text.endswith(".toml"):
             recipe = load_recipe(text)
+        elif "://" not in text and not path.exists():
+            if isinstance(spec, Path) or "/" in text or os.sep in text or text.startswith((".", "~")):
+                hint = "Give an existing folder, a .toml recipe or a shipped recipe (devknow pack recipes)."
+                raise RecipeError(f"No such folder: {text}", hint=hint)
+            recipe = load_recipe(text)  # "No recipe named ...", listing the shipped ones
         else:
             # A folder or repository of Markdown pages that name themselves in their front matter.
             stem = path.name if "://" not in text else text.rstrip("/").rsplit("/", 1)[-1]
@@ -96,12 +104,13 @@ def _resolve(spec: str | Path | Recipe, repos: dict[str, str]) -> Recipe:
                 min_chars=1,
                 license="",
                 attribution="",
+                user_repository=True,  # the user typed it
             )
     override = repos.get(recipe.name)
     if not override:
         return recipe
     where, _, commit = override.rpartition("@") if "@" in override.rsplit("/", 1)[-1] else (override, "", "")
-    return replace(recipe.with_repository(where), commit=commit)
+    return recipe.with_repository(where, commit)
 
 
 def build(
@@ -112,13 +121,19 @@ def build(
     repos: dict[str, str] | None = None,
     keep_going: bool = False,
     progress: Progress | None = None,
+    license: str | None = None,
+    attribution: str | None = None,
 ) -> PackReport:
     """Build one pack file at ``output`` from recipes (``"go"``, ``"my.toml"``), folders or git repositories.
 
     ``repos`` maps a recipe name to another copy of its repository (a local path or ``file://`` URL), read at
     that copy's HEAD, or at a commit given as ``PATH@COMMIT``.
-    ``keep_going``: a source that cannot be fetched is reported in :attr:`PackReport.skipped` and the others are
-    built (else :class:`~.extract.FetchError` is raised). ``progress(source, pages)`` is called as pages are read.
+    ``keep_going``: a source that cannot be fetched, or that gives no page, is reported in
+    :attr:`PackReport.skipped` and the others are built (else :class:`~.fetch.FetchError` is raised).
+    ``progress(source, pages)`` is called as pages are read.
+    ``license`` (SPDX) and ``attribution``: for the folders and git repositories, which carry no recipe; without
+    them a folder's licence is read from its pages' ``license`` front matter or its LICENSE file, and
+    :attr:`PackReport.notes` says when none is known.
     The file is written next to ``output`` and moved into place at the end: an interrupted build leaves nothing.
     """
     started = time.perf_counter()
@@ -127,6 +142,10 @@ def build(
     recipes = [_resolve(spec, repos) for spec in sources]
     if not recipes:
         raise ConfigurationError("Nothing to build.", hint="Name recipes (devknow pack recipes) or folders.")
+    if license or attribution:
+        if not any(not recipe.license for recipe in recipes):
+            raise ConfigurationError("--license and --attribution are for folders; recipes name their own.")
+        recipes = [recipe if recipe.license else _licensed(recipe, license, attribution) for recipe in recipes]
     partial = output.with_name(output.name + ".partial")
     partial.unlink(missing_ok=True)
     report = PackReport(output, {"format": PACK_FORMAT, "name": name or output.stem, "sources": []})
@@ -161,13 +180,22 @@ def _add_source(
     fetched is noted in ``report.skipped`` instead. ``overridden``: read from another copy of its repository."""
     try:
         with checkout(recipe) as (folder, commit):
-            pages = _read(recipe, folder, progress)
+            pages, licences = _read(recipe, folder, progress)
+            if not pages:
+                raise FetchError(_no_pages(recipe, folder))
+            if not recipe.license:
+                recipe = _licensed(recipe, *folder_licence(folder, licences))
             added = index.add_documents(pages, origin=origin_of(report.manifest["name"], recipe.name))
     except ConfigurationError as exc:
         if not keep_going:
             raise
         report.skipped.append(exc.message)
         return
+    if not recipe.license:
+        report.notes.append(
+            f"{recipe.name}: no licence known (no --license, no `license` front matter, no LICENSE file it "
+            "recognises); its pages carry none."
+        )
     report.manifest["sources"].append(
         {
             "name": recipe.name,
@@ -179,6 +207,28 @@ def _add_source(
             "pages": added.added + added.updated,
         }
     )
+
+
+def _licensed(recipe: Recipe, license: str | None, attribution: str | None) -> Recipe:
+    """A folder's recipe with its licence and attribution filled in (an attribution alone names no licence)."""
+    return replace(recipe, license=license or recipe.license, attribution=attribution or recipe.attribution)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _no_pages(recipe: Recipe, folder: Path) -> str:
+    """Why a source gave no page: which globs matched nothing in what the folder holds, or what dropped them."""
+    matched = len(candidates(recipe, folder))
+    where = recipe.repository
+    if matched:
+        return (
+            f"{recipe.name}: {_count(matched, 'file')} in {where} match the recipe, but none became a page "
+            f"(redirect stubs, under {recipe.min_chars} characters, or no URL)"
+        )
+    globs = ", ".join(recipe.include) + (f" (less {', '.join(recipe.exclude)})" if recipe.exclude else "")
+    return f"{recipe.name}: no file in {where} matches {globs}; it holds {holdings(folder)}"
 
 
 def _seal(index: LocalIndex, report: PackReport) -> None:
@@ -216,17 +266,20 @@ def _public(recipe: Recipe) -> str:
         return recipe.repository
 
 
-def _read(recipe: Recipe, folder: Path, progress: Progress | None) -> list[dict[str, str]]:
+def _read(recipe: Recipe, folder: Path, progress: Progress | None) -> tuple[list[dict[str, str]], list[str]]:
+    """The source's pages, and the ``license`` their front matter names (one entry per page naming one)."""
     expect = getattr(progress, "expect", None)
     if expect is not None:  # a bar needs a total: the included files (generated pages come on top)
         expect(recipe.name, len(candidates(recipe, folder)))
-    pages = []
+    pages, licences = [], []
     for page in documents(recipe, folder):
         page.pop("source_path", None)
+        if "license" in page:
+            licences.append(page.pop("license"))
         pages.append(page)
         if progress is not None:
             progress(recipe.name, len(pages))
-    return pages
+    return pages, licences
 
 
 def _unlink(path: Path) -> None:
@@ -238,7 +291,12 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The manifest of the pack at ``path``, after checking it can be used.
 
     Raises :class:`PackError` (one line) when the file is missing, not a pack, damaged, or of a newer format.
+    Damage includes what a hostile file could hold (see :mod:`.checks`): views or triggers, tables without the
+    schema's columns, a manifest of another shape, ids out of range, pages of an origin the manifest does not
+    list.
     """
+    from . import checks
+
     path = Path(path).expanduser()
     shown = path.name
     try:
@@ -253,33 +311,55 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     except sqlite3.Error as exc:
         raise PackError(f"{shown} cannot be opened: {exc}") from None
     try:
-        keys = "('schema', 'user:pack_format', 'user:pack_manifest')"
-        meta = dict(db.execute(f"SELECT key, value FROM meta WHERE key IN {keys}"))
-        version = meta.get("user:pack_format")
-        if version is None:
-            raise PackError(f"{shown} is a devknow index, not a pack.", hint="Make packs with `devknow pack build`.")
-        if not version.isdigit() or int(version) > PACK_FORMAT:
-            raise PackError(
-                f"{shown} was built by a newer devknow (pack format {version}; this one reads {PACK_FORMAT}).",
-                hint="Upgrade devknow-jupyter, or rebuild the pack with this version.",
-            )
-        if meta.get("schema") != SCHEMA_VERSION:
-            raise PackError(f"{shown} holds index schema {meta.get('schema')}, this version reads {SCHEMA_VERSION}.")
-        problems = [row[0] for row in db.execute("PRAGMA quick_check") if row[0] != "ok"]
-        if problems:
-            # SQLite's report runs over many lines; its first line says enough.
-            first = problems[0].strip().splitlines()[0] if problems[0].strip() else "integrity check failed"
-            raise PackError(f"{shown} is damaged: {first}", hint="Build or download it again.")
-        manifest = json.loads(meta.get("user:pack_manifest") or "{}")
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("sources"), list):
-            raise PackError(f"{shown} is damaged: its manifest is unreadable.")
+        return _checked_manifest(db, shown)
     except sqlite3.DatabaseError as exc:
         raise PackError(f"{shown} is damaged ({exc}).", hint="Build or download it again.") from None
-    except ValueError:
-        raise PackError(f"{shown} is damaged: its manifest is not JSON.") from None
+    except checks.Damaged as exc:
+        raise PackError(f"{shown} is damaged: {exc.message}.", hint="Build or download it again.") from None
     finally:
         db.close()
+
+
+def _checked_manifest(db: sqlite3.Connection, shown: str) -> dict[str, Any]:
+    """The manifest of the pack open as ``db``: its tables checked before any row is read, then its meta,
+    its integrity, its manifest and its rows."""
+    from . import checks
+
+    if db.execute("SELECT type FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+        raise PackError(f"{shown} is not a devknow pack (it has no meta table).")
+    checks.check_tables(db)
+    keys = "('schema', 'user:pack_format', 'user:pack_manifest')"
+    meta = dict(db.execute(f"SELECT key, value FROM meta WHERE key IN {keys}"))
+    version = meta.get("user:pack_format")
+    if version is None:
+        raise PackError(f"{shown} is a devknow index, not a pack.", hint="Make packs with `devknow pack build`.")
+    if not isinstance(version, str) or not version.isdigit() or int(version) > PACK_FORMAT:
+        raise PackError(
+            f"{shown} was built by a newer devknow (pack format {str(version)[:20]}; this one reads {PACK_FORMAT}).",
+            hint="Upgrade devknow-jupyter, or rebuild the pack with this version.",
+        )
+    if meta.get("schema") != SCHEMA_VERSION:
+        raise PackError(f"{shown} holds index schema {meta.get('schema')}, this version reads {SCHEMA_VERSION}.")
+    problems = [row[0] for row in db.execute("PRAGMA quick_check") if row[0] != "ok"]
+    if problems:
+        # SQLite's report runs over many lines; its first line says enough.
+        first = problems[0].strip().splitlines()[0] if problems[0].strip() else "integrity check failed"
+        raise PackError(f"{shown} is damaged: {first}", hint="Build or download it again.")
+    text = meta.get("user:pack_manifest")
+    if not isinstance(text, str) or len(text) > checks.MAX_MANIFEST_BYTES:
+        raise checks.Damaged("its manifest is missing or too long")
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError):
+        raise checks.Damaged("its manifest is not JSON") from None
+    checks.check_manifest(manifest, pack_format=int(version))
+    checks.check_rows(db, set(source_origins(manifest)))
     return manifest
+
+
+def source_origins(manifest: dict[str, Any]) -> dict[str, str]:
+    """The origin of each source's pages in a pack with this (checked) manifest, by source name."""
+    return {origin_of(manifest["name"], source["name"]): source["name"] for source in manifest["sources"]}
 
 
 def open_pack(path: str | os.PathLike[str]) -> tuple[LocalIndex, dict[str, Any]]:
@@ -337,4 +417,3 @@ class TerminalProgress:
             self.stream.write(f"\r{line:<60}\n" if self.tty else f"{line}\n")  # padded over the bar
             self.stream.flush()
             self.current = None
-

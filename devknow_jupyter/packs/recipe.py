@@ -10,11 +10,14 @@ shipped recipes live in ``devknow_jupyter/packs/recipes/``; ``load_recipe("go")`
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
+from .globs import GlobError, compile_glob
+from .sources import SourceRefused, check_path, check_ref, check_repository
 
 try:
     import tomllib
@@ -84,6 +87,9 @@ class Recipe:
     attribution: str = ""
     unverified: str = ""
     path: str = ""  # where the recipe was read from
+    # The repository was named by the user (a folder argument, --repo, $DEVKNOW_PACK_REPOS, with_repository),
+    # not by the recipe file: only then may it be a local folder or repository (see sources.py).
+    user_repository: bool = False
 
     def url_for(self, relative: str) -> str | None:
         """The public URL of the file at ``relative`` (a repository path), or None when it maps to none."""
@@ -104,9 +110,19 @@ class Recipe:
             return False
         return not any(_glob(pattern).fullmatch(relative) for pattern in self.exclude)
 
-    def with_repository(self, repository: str) -> Recipe:
-        """This recipe reading another copy of its repository (a local path, ``file://`` URL or mirror)."""
-        return _replace(self, repository=repository)
+    def with_repository(self, repository: str, commit: str | None = None) -> Recipe:
+        """This recipe reading another copy of its repository (a local path, ``file://`` URL or mirror) that the
+        user names, at ``commit`` (a commit id or plain ref name; default: the recipe's own).
+
+        Raises :class:`RecipeError` for a ``transport::`` form or a ref git would read as an option."""
+        try:
+            check_repository(repository, named_by_user=True)
+            if commit:
+                check_ref(commit)
+        except SourceRefused as exc:
+            raise RecipeError(f"{self.name}: {exc}") from None
+        commit = self.commit if commit is None else commit
+        return _replace(self, repository=repository, commit=commit, user_repository=True)
 
 
 def _replace(recipe: Recipe, **changes: Any) -> Recipe:
@@ -119,31 +135,10 @@ _GLOBS: dict[str, re.Pattern[str]] = {}
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex: ``**/`` spans any folders (or none), ``*`` stays inside one, ``{a,b}`` picks."""
+    """A path glob as a regex matched in linear time (see :mod:`.globs`); compiled once per pattern."""
     compiled = _GLOBS.get(pattern)
     if compiled is None:
-        out, i = [], 0
-        while i < len(pattern):
-            if pattern.startswith("**/", i):
-                out.append("(?:.*/)?")
-                i += 3
-            elif pattern.startswith("**", i):
-                out.append(".*")
-                i += 2
-            elif pattern[i] == "*":
-                out.append("[^/]*")
-                i += 1
-            elif pattern[i] == "?":
-                out.append("[^/]")
-                i += 1
-            elif pattern[i] == "{" and "}" in pattern[i:]:
-                end = pattern.index("}", i)
-                out.append("(?:" + "|".join(re.escape(part) for part in pattern[i + 1 : end].split(",")) + ")")
-                i = end + 1
-            else:
-                out.append(re.escape(pattern[i]))
-                i += 1
-        compiled = _GLOBS[pattern] = re.compile("".join(out))
+        compiled = _GLOBS[pattern] = compile_glob(pattern)
     return compiled
 
 
@@ -195,6 +190,7 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     url = get("urls", "url", str, required=True)
     if "{path}" not in url or not url.startswith(("https://", "http://")):
         raise RecipeError(f"{where}: urls.url must be an http(s) URL template holding {{path}}")
+    _check_template(where, "urls.url", url, "path")
     cleanup = tuple(get("cleanup", "steps", list, ["html_comments", "blank_lines"]))
     unknown = [step for step in cleanup if step not in CLEANUP_STEPS]
     if unknown:
@@ -202,14 +198,17 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     include = tuple(get("files", "include", list, required=True))
     if not include:
         raise RecipeError(f"{where}: files.include is empty")
+    exclude = tuple(get("files", "exclude", list, []))
     generated = _parse_generated(data, where)
+    repository, commit = get("source", "repository", str, required=True), get("source", "commit", str, "")
+    _check_reach(where, repository, commit, include, exclude)
     return Recipe(
         name=name,
         title=get("", "title", str, name),
-        repository=get("source", "repository", str, required=True),
-        commit=get("source", "commit", str, ""),
+        repository=repository,
+        commit=commit,
         include=include,
-        exclude=tuple(get("files", "exclude", list, [])),
+        exclude=exclude,
         url=url,
         strip_prefix=get("urls", "strip_prefix", str, ""),
         front_matter_names=get("urls", "front_matter", bool, False),
@@ -230,12 +229,64 @@ def parse_recipe(data: dict[str, Any], where: str = "<recipe>") -> Recipe:
     )
 
 
+def _check_template(where: str, key: str, template: str, field_name: str) -> None:
+    """A template may hold only ``{field_name}``: ``str.format`` would otherwise look up other fields,
+    indexes or attributes (``{path.__class__}``) and fail with a foreign exception, or show internals."""
+    try:
+        fields = [parsed[1:] for parsed in string.Formatter().parse(template) if parsed[1] is not None]
+    except ValueError as exc:
+        raise RecipeError(f"{where}: {key}: {exc} in {template!r}") from None
+    for name, spec, conversion in fields:
+        if name != field_name or spec or conversion:
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise RecipeError(f"{where}: {key} may hold only {{{field_name}}}, not {shown}")
+
+
+def _check_reach(where: str, repository: str, commit: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    """What the recipe reaches: a repository and ref git can't mistake for options or commands, globs that stay
+    in the repository. A local path passes here; it is refused when fetched unless the user named the copy."""
+    for key, check in (
+        ("source.repository", lambda: check_repository(repository, named_by_user=True)),
+        ("source.commit", lambda: commit and check_ref(commit)),
+    ):
+        try:
+            check()
+        except SourceRefused as exc:
+            raise RecipeError(f"{where}: {key}: {exc}") from None
+    for key, patterns in (("include", include), ("exclude", exclude)):
+        _check_globs(where, f"files.{key}", patterns)
+
+
+def _check_globs(where: str, key: str, patterns: tuple[str, ...]) -> None:
+    """Each glob stays inside the repository and compiles (bounded length and alternatives, ``**`` whole)."""
+    for pattern in patterns:
+        try:
+            check_path(pattern)
+            _glob(pattern)
+        except (SourceRefused, GlobError) as exc:
+            raise RecipeError(f"{where}: {key}: {exc}") from None
+
+
 def _parse_generated(data: dict[str, Any], where: str) -> tuple[Generated, ...]:
     """The recipe's ``[[generated]]`` tables: pages made from a data file, one per record."""
     generated = []
-    for number, item in enumerate(data.get("generated", []), 1):
+    tables = data.get("generated", [])
+    if not isinstance(tables, list):
+        raise RecipeError(f"{where}: generated must be an array of tables ([[generated]])")
+    for number, item in enumerate(tables, 1):
         if not isinstance(item, dict) or not isinstance(item.get("file"), str) or "{id}" not in str(item.get("url")):
             raise RecipeError(f"{where}: [[generated]] #{number} needs a file and a url holding {{id}}")
+        body = item.get("body", ["documentation"])
+        if not isinstance(body, list) or not all(isinstance(key, str) for key in body):
+            raise RecipeError(f"{where}: [[generated]] #{number} body must be a list of field names")
+        if not all(isinstance(item.get(key, {}), dict) for key in ("where", "where_not")):
+            raise RecipeError(f"{where}: [[generated]] #{number} where and where_not must be tables")
+        try:
+            check_path(item["file"])
+        except SourceRefused as exc:
+            raise RecipeError(f"{where}: [[generated]] #{number} file: {exc}") from None
+        for key in ("url", "title", "description"):
+            _check_template(where, f"[[generated]] #{number} {key}", str(item.get(key, "")), "id")
         generated.append(
             Generated(
                 file=item["file"],
@@ -243,7 +294,7 @@ def _parse_generated(data: dict[str, Any], where: str) -> tuple[Generated, ...]:
                 id_field=str(item.get("id", "id")),
                 title=str(item.get("title", "{id}")),
                 description=str(item.get("description", "")),
-                body_fields=tuple(item.get("body", ["documentation"])),
+                body_fields=tuple(body),
                 where=dict(item.get("where", {})),
                 where_not=dict(item.get("where_not", {})),
             )

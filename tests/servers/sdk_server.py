@@ -6,7 +6,9 @@ small fixture documents in ``tests/fixtures/docs``. Run it as a subprocess::
     python -m tests.servers.sdk_server --port 8765 [--json] [--stateless] [--api-key K]
         [--answer-quota N] [--log calls.jsonl] [--delay 0.1]
 
-``--json`` answers ``application/json`` (default: SSE); ``--stateless`` issues no session; with
+``--docs DIR`` serves other pages, ``--fetch-only DIR`` more pages that ``get_documents`` serves and search
+never scans (big pages for load tests); ``--json`` answers ``application/json`` (default: SSE); ``--stateless``
+issues no session; with
 ``--api-key`` every request must carry ``X-Goog-Api-Key`` (401 when missing, 403 when wrong);
 ``--answer-quota N`` makes answer_query report RESOURCE_EXHAUSTED after N answers; ``--log`` appends
 one JSON line per tool call (tool and arguments) so tests can count requests.
@@ -82,8 +84,11 @@ def search(docs: dict[str, dict[str, str]], query: str, limit: int = 10) -> list
     return [{"parent": name, "id": f"{i}", "content": passage} for _, name, i, passage in scored[:limit]]
 
 
-def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> Server:
+def build_server(
+    docs: dict[str, dict[str, str]], args: argparse.Namespace, unsearched: frozenset[str] = frozenset()
+) -> Server:
     answers_given = 0
+    searchable = {name: doc for name, doc in docs.items() if name not in unsearched}
     log_path = Path(args.log) if args.log else None
 
     def text_result(payload: dict[str, Any]) -> types.CallToolResult:
@@ -123,7 +128,7 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
         if args.delay and args.delay_only in (None, params.name):
             await asyncio.sleep(args.delay)
         if params.name == "search_documents":
-            return text_result({"results": search(docs, str(arguments.get("query", "")))})
+            return text_result({"results": search(searchable, str(arguments.get("query", "")))})
         if params.name == "get_documents":
             names = list(arguments.get("names") or [])
             if len(names) > MAX_NAMES_PER_CALL:
@@ -139,7 +144,7 @@ def build_server(docs: dict[str, dict[str, str]], args: argparse.Namespace) -> S
                     raise MCPError(429, message, {"status": "RESOURCE_EXHAUSTED"})
                 return error_result(message)
             answers_given += 1
-            hits = search(docs, str(arguments.get("query", "")), limit=2)
+            hits = search(searchable, str(arguments.get("query", "")), limit=2)
             if not hits:
                 return text_result({"answerText": "The documentation does not say.", "references": []})
             text = " ".join(hit["content"].split("\n\n", 1)[-1] for hit in hits)
@@ -178,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log", default=None)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--docs", default=str(FIXTURES))
+    parser.add_argument("--fetch-only", default=None, help="a folder of more pages, served but never searched")
     parser.add_argument("--delay-only", default=None, help="apply --delay to this tool only")
     parser.add_argument("--era", choices=["dual", "legacy", "modern"], default="dual")
     parser.add_argument("--quota-shape", choices=["iserror", "jsonrpc", "http"], default="iserror")
@@ -191,7 +197,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tls-cert", default=None)
     parser.add_argument("--tls-key", default=None)
     args = parser.parse_args(argv)
-    server = build_server(load_docs(Path(args.docs)), args)
+    fetch_only = load_docs(Path(args.fetch_only)) if args.fetch_only else {}
+    server = build_server({**load_docs(Path(args.docs)), **fetch_only}, args, frozenset(fetch_only))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*"],

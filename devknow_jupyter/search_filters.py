@@ -1,8 +1,10 @@
-"""AIP-160 filters for the REST surface's search and answers, built from ``--source`` and ``--since``.
+"""The sites and dates a search or answer is limited to (``--source``, ``--since``), and the AIP-160 filter the
+REST surface takes for them.
 
-The service compares ``data_source`` (a site such as ``firebase.google.com``) exactly and ``update_time`` as
-an RFC 3339 timestamp; ``OR`` binds tighter than ``AND``; a filter may not exceed 500 characters. Pure
-functions; no I/O and no Google library.
+Core, not in ``rest/``: every backend's search reads ``source`` through :func:`normalize_sources`, and a base
+install (no ``rest`` extra) imports this. The service compares ``data_source`` (a site such as
+``firebase.google.com``) exactly and ``update_time`` as an RFC 3339 timestamp; ``OR`` binds tighter than ``AND``;
+a filter may not exceed 500 characters. Pure functions; no I/O and no Google library.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..dates import rfc3339
-from ..errors import ConfigurationError
+from .dates import rfc3339
+from .errors import ConfigurationError
 
-__all__ = ["MAX_FILTER_CHARS", "build_filter", "normalize_sources", "rfc3339"]
+__all__ = ["MAX_FILTER_CHARS", "build_filter", "normalize_sources"]
 
 MAX_FILTER_CHARS = 500
 _SITE = re.compile(r"^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[^\s\"\\]*)?$")
