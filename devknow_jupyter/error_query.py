@@ -86,9 +86,8 @@ _IPYTHON_FRAME = re.compile(r"^File (\S[^\n]*?):\d+, in ", re.MULTILINE)
 
 def _ipython_traceback(text: str) -> str | None:
     """The query for a traceback as IPython shows it, or None when ``text`` is not one."""
-    header = None
-    for header in _IPYTHON_HEADER.finditer(text):
-        pass
+    headers = list(_IPYTHON_HEADER.finditer(text))  # the last traceback shown is the error's own
+    header = headers[-1] if headers else None
     if header is None:
         return None
     tail = text[header.end() :]
