@@ -78,6 +78,29 @@ def query_from_exception(exc: BaseException) -> str:
     return _compose(kind, message, libraries)
 
 
+# IPython's own traceback (a notebook's error output): "ValueError   Traceback (most recent call last)", frames
+# as "Cell In[1], line 4" or "File ~/venv/.../site-packages/pkg/mod.py:12, in f()", the exception line last.
+_IPYTHON_HEADER = re.compile(r"^([A-Za-z_][\w.]*)\s+Traceback \(most recent call last\)", re.MULTILINE)
+_IPYTHON_FRAME = re.compile(r"^File (\S[^\n]*?):\d+, in ", re.MULTILINE)
+
+
+def _ipython_traceback(text: str) -> str | None:
+    """The query for a traceback as IPython shows it, or None when ``text`` is not one."""
+    headers = list(_IPYTHON_HEADER.finditer(text))  # the last traceback shown is the error's own
+    header = headers[-1] if headers else None
+    if header is None:
+        return None
+    tail = text[header.end() :]
+    lines = [line.rstrip() for line in tail.split("\n") if line.strip() and not line[0].isspace()]
+    kind = header.group(1).rsplit(".", 1)[-1]
+    for line in reversed(lines):
+        match = _EXCEPTION_LINE.fullmatch(line)
+        if match and match.group(1).rsplit(".", 1)[-1] == kind:
+            libraries = _libraries(frame.group(1) for frame in _IPYTHON_FRAME.finditer(tail))
+            return _compose(kind, match.group(2) or "", libraries)
+    return None
+
+
 def query_from_text(text: str) -> str:
     """The query for pasted or piped text: for a Python traceback, its last exception line and the libraries
     of its frames; any other text (a compiler's or analyzer's output, a question) as it is, up to
@@ -95,6 +118,9 @@ def query_from_text(text: str) -> str:
                     kind = match.group(1).rsplit(".", 1)[-1]
                     return _compose(kind, match.group(2) or "", _libraries(frame.group(1) for frame in frames))
                 break
+    shown = _ipython_traceback(text)
+    if shown:
+        return shown
     from .errors import redact
 
     text = " ".join(text.split())

@@ -265,3 +265,19 @@ def test_a_message_with_the_users_own_names_finds_the_diagnostic_page_stating_it
         assert index.search("how do I fetch users with a function")[0]["parent"].startswith(
             "documents/agents.test/guides/fetch-users-"
         )
+
+
+def test_a_traceback_as_a_notebook_shows_it_gives_its_exception_and_libraries() -> None:
+    """The panel's "Search developer docs for this error" sends an error output's text: IPython's format."""
+    from devknow_jupyter.error_query import query_from_text
+
+    shown = (
+        "---------------------------------------------------------------------------\n"
+        "ValueError                                Traceback (most recent call last)\n"
+        "Cell In[1], line 4\n      1 def check(key):\n----> 4 check('/home/me/project/secret.txt')\n\n"
+        "File ~/venv/lib/python3.11/site-packages/litellm/main.py:12, in check(key)\n"
+        "---> 12 raise ValueError('restrict an API key')\n\nValueError: restrict an API key\n"
+    )
+    query = query_from_text(shown)
+    assert query == "ValueError: restrict an API key litellm"
+    assert "/home/me" not in query

@@ -188,6 +188,10 @@ class SearchHandler(_DevKnowHandler):
     async def get(self) -> None:
         deadline = self.devknow.deadline()
         query = self.get_query_argument("query", "")
+        if self.get_query_argument("error", "") == "1":  # an error's output: its type, message and libraries
+            from ..error_query import query_from_text
+
+            query = query_from_text(query)
         source = self.get_query_argument("source", "").strip() or None
         n_text = self.get_query_argument("n", "10")
         try:

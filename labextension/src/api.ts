@@ -106,9 +106,13 @@ export async function requestAPI<T>(path: string, init: RequestInit = {}): Promi
   return data as T;
 }
 
-/** Hits for `query`, optionally from one site. */
-export function search(query: string, source: string, n: number): Promise<ISearchReply> {
+/** Hits for `query`, optionally from one site. With `error`, `query` is an error's output (a traceback, a
+ *  compiler message): the server searches for its type, message and libraries, and says the query it made. */
+export function search(query: string, source: string, n: number, error = false): Promise<ISearchReply> {
   const params = new URLSearchParams({ query, n: String(n) });
+  if (error) {
+    params.set('error', '1');
+  }
   if (source) {
     params.set('source', source);
   }

@@ -24,6 +24,7 @@ export namespace CommandIDs {
   export const searchSelection = 'devknow:search-selection';
   export const askSelection = 'devknow:ask-selection';
   export const openTab = 'devknow:open-tab';
+  export const searchError = 'devknow:search-error';
 }
 
 // An open book: our own drawing, coloured by the theme's icon colour.
@@ -153,6 +154,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
         }
       }
     });
+    // An error output of a notebook cell: its traceback as JupyterLab shows it (colours already stripped).
+    const errorOutput = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]';
+    app.commands.addCommand(CommandIDs.searchError, {
+      label: 'Search developer docs for this error',
+      caption: 'Search the documentation for the error shown in this output (its type, message and libraries)',
+      icon: docsIcon,
+      execute: async () => {
+        const node = app.contextMenuHitTest(element => element.matches(errorOutput));
+        await open();
+        // The end of a long traceback: the exception's line and the innermost frames (a URL stays short).
+        await panel.search((node?.textContent ?? '').slice(-8000), true);
+      }
+    });
     app.commands.addCommand(CommandIDs.openTab, {
       label: 'Open developer docs page in a tab',
       caption: 'Open the page shown in the Developer docs panel in the main area',
@@ -164,6 +178,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     for (const command of Object.values(CommandIDs)) {
       palette?.addItem({ command, category });
     }
+    app.contextMenu.addItem({ command: CommandIDs.searchError, selector: errorOutput, rank: 80 });
     for (const selector of ['.jp-Notebook .jp-Cell .jp-Editor', '.jp-FileEditor']) {
       app.contextMenu.addItem({ command: CommandIDs.searchSelection, selector, rank: 80 });
       app.contextMenu.addItem({ command: CommandIDs.askSelection, selector, rank: 81 });

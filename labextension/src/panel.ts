@@ -127,16 +127,20 @@ export class DocsPanel extends Widget {
     this._query.select();
   }
 
-  /** Search for `query` and show the hits. */
-  async search(query: string): Promise<void> {
+  /** Search for `query` and show the hits; with `error`, `query` is an error's output (the server makes the
+   *  query from it, which the search box then shows). */
+  async search(query: string, error = false): Promise<void> {
     query = query.trim();
-    this._query.value = query;
+    this._query.value = error ? '' : query;
     if (!query) {
-      this.showError('Type what to look for.');
+      this.showError(error ? 'The error has no text to search for.' : 'Type what to look for.');
       return;
     }
-    const reply = await this._run(() => api.search(query, this.source, this.hits));
+    const reply = await this._run(() => api.search(query, this.source, this.hits, error));
     if (reply) {
+      if (error) {
+        this._query.value = reply.query; // the query made from the error: its type, message and libraries
+      }
       this._push({ kind: 'hits', reply, selected: reply.results.length ? 0 : -1 });
       this._list?.focus();
     }

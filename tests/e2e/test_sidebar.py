@@ -321,3 +321,30 @@ def test_opening_the_panel_before_the_layout_is_restored_keeps_it_shown(lab: Lab
         expect(page.locator(PANEL)).to_be_visible()  # hidden (collapsed by the restorer) before the fix
         expect(page.locator(PANEL).locator(".jp-DevKnow-status")).to_contain_text("offline index", timeout=LONG)
     assert log.page_errors == []
+
+
+def test_an_error_output_searches_the_docs_from_its_context_menu(lab: LabServer, tmp_path: Path) -> None:
+    """Right-click a cell's traceback, "Search developer docs for this error": the panel searches for the
+    error's type and message (not the user's paths), and shows the query it made."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.lab_server import open_notebook, run_all
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": f"def check(key):\n    raise ValueError({QUERY!r})\n\ncheck('/home/me/project/secret.txt')\n"}
+    notebook = {**_notebook(), "cells": [cell]}
+    (tmp_path / "root" / "error.ipynb").write_text(json.dumps(notebook))
+    with browser_page("sidebar-error") as (page, log):
+        open_notebook(page, lab.url("lab/tree/error.ipynb"))
+        run_all(page)
+        error = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+        expect(error).to_contain_text("ValueError", timeout=LONG)
+        error.click(button="right")
+        page.locator(".lm-Menu-item", has_text="Search developer docs for this error").click()
+        panel = page.locator(PANEL)
+        expect(panel).to_be_visible(timeout=LONG)
+        query = panel.locator(".jp-DevKnow-query")
+        expect(query).to_have_value(f"ValueError: {QUERY}", timeout=LONG)
+        expect(panel.locator(".jp-DevKnow-hit").first).to_be_visible(timeout=LONG)
+        _shot(page, "sidebar-error-search")
+    assert log.page_errors == []
