@@ -168,7 +168,10 @@ class HttpExchange:
             reply.body = self._read_json(response, request_id, status, content_type, budget)
             return reply
         # An error body (JSON-RPC, Google's, or text) or a notification's acknowledgement: its start is enough.
-        raw = read_capped(response, _MAX_ERROR_BODY, budget, cut=True)
+        try:
+            raw = read_capped(response, _MAX_ERROR_BODY, budget, cut=True)
+        except ProtocolError:  # an error body in an encoding we can't undo: the status still says enough
+            raw = b""
         try:
             reply.body = parse_json(raw) if raw else None
         except ProtocolError:

@@ -35,6 +35,7 @@ from ..errors import ConfigurationError, ProtocolError, register_secret, split_u
 from . import wire
 from .budget import CallBudget
 from .decode import MAX_REPLY_BYTES
+from .encodings import ACCEPT_ENCODING
 from .era import EraSession, Retrying
 from .exchange import HttpExchange
 from .replies import tool_result
@@ -119,7 +120,10 @@ class McpHttpBackend:
 
     def _default_headers(self, headers: dict[str, str] | None) -> dict[str, str]:
         """Every request's headers: ours, the caller's (their secrets registered), then the credentials."""
-        default_headers = {"User-Agent": f"devknow-jupyter/{__version__} httpx/{httpx.__version__}"}
+        default_headers = {
+            "User-Agent": f"devknow-jupyter/{__version__} httpx/{httpx.__version__}",
+            "Accept-Encoding": ACCEPT_ENCODING,  # only what .encodings undoes in bounded pieces
+        }
         for name, value in (headers or {}).items():
             if name.lower() in _SECRET_HEADERS:
                 register_secret(value.split(" ", 1)[-1])
