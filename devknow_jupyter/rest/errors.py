@@ -21,6 +21,7 @@ from ..errors import (
 )
 
 __all__ = ["api_failure", "network_failure", "retry_delay"]
+from ..transport.retry import parse_retry_after, sane_delay
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -35,19 +36,20 @@ def _short(text: Any) -> str:
 
 
 def retry_delay(details: Any, header: str | None = None) -> float | None:
-    """Seconds to wait: the RetryInfo detail's ``retryDelay`` (``"7s"``, ``"1.5s"``), else a ``Retry-After``."""
+    """Seconds to wait: the RetryInfo detail's ``retryDelay`` (``"7s"``, ``"1.5s"``), else a ``Retry-After``;
+    clamped to a sane range (:func:`~devknow_jupyter.transport.retry.sane_delay`), None when unreadable."""
     for detail in details if isinstance(details, list) else []:
         if isinstance(detail, dict) and detail.get("@type") == _RETRY_INFO:
             delay = detail.get("retryDelay")
             if isinstance(delay, dict):  # a Duration object rather than its JSON string form
-                return float(delay.get("seconds") or 0) + float(delay.get("nanos") or 0) / 1e9
+                try:
+                    return sane_delay(float(delay.get("seconds") or 0) + float(delay.get("nanos") or 0) / 1e9)
+                except (TypeError, ValueError, OverflowError):  # a list, a word: no delay said
+                    return None
             match = _DURATION.match(str(delay or ""))
             if match:
-                return float(match.group(1))
-    try:
-        return float(header) if header else None
-    except ValueError:
-        return None
+                return sane_delay(match.group(1))
+    return parse_retry_after(header)
 
 
 def _reasons(details: Any) -> set[str]:
