@@ -27,7 +27,7 @@ from ..tools import tool_definitions
 from ..transport.budget import CallBudget
 from ..transport.decode import MAX_REPLY_BYTES
 from ..transport.retry import RetryPolicy, parse_retry_after
-from .bounded import BoundedAdapter, bounded_call, current_budget
+from .bounded import MAX_REDIRECTS, BoundedAdapter, bounded_call, current_budget
 from .errors import api_failure, network_failure
 
 __all__ = ["DEFAULT_REST_ENDPOINT", "MAX_PAGE_SIZE", "REST_EXTRA_HINT", "RestBackend", "rest_available"]
@@ -154,9 +154,11 @@ class RestBackend:
         # Application Default Credentials (files, metadata server) on its own.
         transport = DeveloperKnowledgeRestTransport(host=self.endpoint, credentials=AnonymousCredentials())
         # Under the generated code, which reads every body whole with a per-read timeout only (see .bounded).
-        adapter = BoundedAdapter(max_reply_bytes, connect_timeout)
+        # It also refuses to send anything to another origin (a redirect's), where the key would go too.
+        adapter = BoundedAdapter(max_reply_bytes, connect_timeout, self.endpoint)
         for prefix in ("http://", "https://"):
             transport._session.mount(prefix, adapter)
+        transport._session.max_redirects = MAX_REDIRECTS
         # google-auth would answer a 401 by refreshing the credentials, which anonymous ones can't do
         # (InvalidOperation, not the service's refusal): the 401 is the answer.
         transport._session._refresh_status_codes = ()

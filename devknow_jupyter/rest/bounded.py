@@ -16,6 +16,11 @@ left but a dripping server could still send one byte per read for ever: so each 
 when a request goes out on it (the adapter's connection classes), and a timer shuts its socket down at the
 call's deadline, which ends any read at once (as the MCP transport bounds every read by the deadline).
 
+Every request the adapter sends must go to the backend's own origin (scheme, host and port): ``requests``
+follows 301/302/303/307/308 on its own and keeps ``X-Goog-Api-Key`` on every hop, so a redirect to another
+origin is refused here, before anything is sent there (as the MCP transport refuses it), and redirects
+within the origin are followed at most :data:`MAX_REDIRECTS` times.
+
 The call's budget travels in a thread-local (:func:`bounded_call`): the generated methods take no argument
 that could carry it, and the client calls a backend from several threads at once.
 """
@@ -27,15 +32,21 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from ..errors import TransportError
 from ..transport.budget import CallBudget
 from ..transport.decode import too_large
 
-__all__ = ["BoundedAdapter", "bounded_call", "current_budget"]
+__all__ = ["MAX_REDIRECTS", "BoundedAdapter", "bounded_call", "current_budget"]
+
+#: The most redirects one request follows (within its origin), as in the MCP transport.
+MAX_REDIRECTS = 5
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 _CHUNK = 64 * 1024
 _call = threading.local()
@@ -101,12 +112,15 @@ class BoundedAdapter(HTTPAdapter):
     Args:
         max_reply_bytes: The largest body read (after content decoding); ``None`` for no limit.
         connect_timeout: The longest wait for a connection (within the time the call has left).
+        endpoint: The backend's URL: requests to any other origin (a redirect's) are refused unsent.
     """
 
-    def __init__(self, max_reply_bytes: int | None, connect_timeout: float = 10.0) -> None:
+    def __init__(self, max_reply_bytes: int | None, connect_timeout: float = 10.0, endpoint: str | None = None) -> None:
         super().__init__(max_retries=0)  # retries are the backend's, within the call's deadline
         self.max_reply_bytes = max_reply_bytes
         self.connect_timeout = connect_timeout
+        self.endpoint = endpoint
+        self._origin = _origin(endpoint) if endpoint else None
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         """The pool manager, with connections that record themselves (see the module docstring)."""
@@ -115,6 +129,7 @@ class BoundedAdapter(HTTPAdapter):
 
     def send(self, request: Any, stream: bool = False, timeout: Any = None, **kwargs: Any) -> Any:
         """Send ``request`` and, unless the caller streams, read its body within the limits."""
+        self._check_origin(request.url)
         budget = current_budget()
         if budget is None:
             return self._send(request, stream, timeout, None, **kwargs)
@@ -134,6 +149,17 @@ class BoundedAdapter(HTTPAdapter):
         finally:
             deadline.cancel()
             _call.connections = None
+
+    def _check_origin(self, url: str) -> None:
+        """Refuse a request to another origin than the endpoint's: only a redirect makes one, and the
+        request carries the key."""
+        if self._origin is None or _origin(url) == self._origin:
+            return
+        parts = urlsplit(url)
+        raise TransportError(
+            f"{self.endpoint} redirected to another site ({parts.scheme}://{parts.hostname}); "
+            "not followed, so that the key is not sent there. Use the final URL as the endpoint."
+        )
 
     def _send(self, request: Any, stream: bool, timeout: Any, budget: CallBudget | None, **kwargs: Any) -> Any:
         response = super().send(request, stream=True, timeout=timeout, **kwargs)
@@ -176,6 +202,18 @@ class BoundedAdapter(HTTPAdapter):
             if limit is not None and size > limit:
                 raise too_large(limit)
         return b"".join(parts)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, the port filled in from the scheme (an unreadable port counts
+    as its own origin, so it never matches the endpoint's)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port if port is not None else _DEFAULT_PORTS.get(scheme)
 
 
 def _socket_of(raw: Any) -> socket.socket | None:
