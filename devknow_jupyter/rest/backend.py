@@ -28,7 +28,7 @@ from ..transport.budget import CallBudget
 from ..transport.decode import MAX_REPLY_BYTES
 from ..transport.retry import RetryPolicy, parse_retry_after
 from .bounded import MAX_REDIRECTS, BoundedAdapter, bounded_call, current_budget
-from .errors import api_failure, network_failure
+from .errors import api_failure, malformed_reply, network_failure
 
 __all__ = ["DEFAULT_REST_ENDPOINT", "MAX_PAGE_SIZE", "REST_EXTRA_HINT", "RestBackend", "rest_available"]
 
@@ -287,7 +287,10 @@ class RestBackend:
                 wait = self._retry_wait(attempt, status, tool, failure, exc)
             except DevKnowError:
                 raise
-            except Exception as exc:  # requests' and google-auth's network failures
+            except Exception as exc:  # requests' and google-auth's network failures, or a malformed reply
+                malformed = malformed_reply(exc, endpoint=self.endpoint, tool=tool)
+                if malformed is not None:
+                    raise malformed from None
                 if not _is_network_error(exc):
                     raise
                 if budget.remaining() <= 0:

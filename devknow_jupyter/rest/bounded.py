@@ -35,10 +35,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from requests.adapters import HTTPAdapter
+from urllib3 import exceptions as urllib3_errors
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from ..errors import TransportError
+from ..errors import ProtocolError, TransportError
 from ..transport.budget import CallBudget
 from ..transport.decode import too_large
 
@@ -194,6 +195,10 @@ class BoundedAdapter(HTTPAdapter):
             except Exception as exc:
                 if budget is not None and budget.remaining() <= 0 and _is_timeout(exc):
                     raise budget.expired() from None
+                if isinstance(exc, (urllib3_errors.ProtocolError, urllib3_errors.DecodeError)):
+                    # The server answered: a body shorter than its Content-Length, or not in its encoding.
+                    where = self.endpoint or "the server"
+                    raise ProtocolError(f"The reply from {where} was cut short or damaged.") from None
                 raise
             if not chunk:
                 break

@@ -14,14 +14,16 @@ from ..errors import (
     AuthenticationError,
     ConfigurationError,
     DevKnowError,
+    ProtocolError,
     QuotaExceededError,
     RequestTimeout,
     ToolError,
     TransportError,
+    redact,
 )
-
-__all__ = ["api_failure", "network_failure", "retry_delay"]
 from ..transport.retry import parse_retry_after, sane_delay
+
+__all__ = ["api_failure", "malformed_reply", "network_failure", "retry_delay"]
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -111,3 +113,23 @@ def network_failure(exc: BaseException, *, endpoint: str, timeout: float) -> Tra
     if "Proxy" in name:
         return TransportError(f"The proxy would not connect us to {endpoint}; check HTTPS_PROXY and NO_PROXY.")
     return TransportError(f"Could not connect to {endpoint} ({name}).", unreachable=True)
+
+
+def malformed_reply(exc: BaseException, *, endpoint: str, tool: str) -> ProtocolError | None:
+    """The ``ProtocolError`` for a reply the official client could not read (None for other failures).
+
+    Its JSON parser raises protobuf's ``ParseError`` for anything but the method's message (truncated or
+    HTML bodies, wrong member types, numbers out of range, nesting past protobuf's depth limit), and
+    Python's ``RecursionError`` for nesting past the interpreter's; ``requests`` gives up on a redirect loop.
+    """
+    name = type(exc).__name__
+    if name == "TooManyRedirects":
+        return ProtocolError(f"{endpoint} redirected more than a few times for {tool}; not followed further.")
+    if isinstance(exc, RecursionError):
+        return ProtocolError(f"{endpoint} sent a {tool} reply nested too deeply to read.")
+    if name in ("ParseError", "DecodeError") and type(exc).__module__.startswith("google.protobuf"):
+        reason = _short(redact(str(exc)))[:160]
+        return ProtocolError(f"{endpoint} sent a {tool} reply that is not the API's JSON ({reason}).")
+    if isinstance(exc, UnicodeDecodeError):
+        return ProtocolError(f"{endpoint} sent a {tool} reply that is not UTF-8 text.")
+    return None
