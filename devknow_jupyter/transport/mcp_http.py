@@ -90,6 +90,8 @@ class McpHttpBackend:
         modern_versions: tuple[str, ...] | list[str] | None = None,
         max_reply_bytes: int | None = MAX_REPLY_BYTES,
     ) -> None:
+        register_secret(api_key)  # first, so that the URL loses it under any parameter name
+        register_secret(access_token)
         url, url_key, url_token = split_url_credentials(url)
         if (url_key and (api_key or "").strip() not in ("", url_key)) or (
             url_token and (access_token or "").strip() not in ("", url_token)
