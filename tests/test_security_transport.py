@@ -211,19 +211,19 @@ def bomb_reply(body: bytes, media_type: str) -> Callable[[Call], Response]:
 
 
 CASES = {
-    # One JSON body of 1 GiB (mostly whitespace), over MCP and over REST.
-    "mcp-json": ("mcp", b'{"jsonrpc":"2.0","id":1,"result":', b" ", "application/json", "max_reply_bytes"),
-    "mcp-sse": ("mcp", b'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":"', b"x", "text/event-stream", "line"),
-    "rest-json": ("rest", b'{"results":', b" ", "application/json", "max_reply_bytes"),
+    # One JSON body of 1 GiB (mostly whitespace) over MCP and REST, and one event-stream line of 1 GiB.
+    "mcp-json": ("mcp", b'{"jsonrpc":"2.0","id":1,"result":', b" ", "application/json", "max_reply_bytes", 1),
+    "mcp-sse": ("mcp", b'event: message\ndata: {"jsonrpc":"2.0","id":1,"result":"', b"x", "text/event-stream", "line", 1),  # noqa: E501
+    "rest-json": ("rest", b'{"results":', b" ", "application/json", "max_reply_bytes", 1),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_double_gzipped_reply_stays_within_the_limit_in_bounded_memory(case: str) -> None:
-    protocol, head, filler, media_type, said = CASES[case]
+    protocol, head, filler, media_type, said, gib = CASES[case]
     if protocol == "rest":
         pytest.importorskip("google.developer_knowledge_v1", reason="the rest extra is not installed")
-    body = gzip_bomb(head, filler, 1024 * MIB)
+    body = gzip_bomb(head, filler, gib * 1024 * MIB)
     assert len(body) < 16 * 1024  # a few KB on the wire
     handler = bomb_reply(body, media_type)
     with ScriptedServer(on_tools(handler) if protocol == "mcp" else handler) as server:

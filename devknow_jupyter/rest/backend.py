@@ -26,6 +26,7 @@ from ..models import Document, Documents
 from ..tools import tool_definitions
 from ..transport.budget import CallBudget
 from ..transport.decode import MAX_REPLY_BYTES
+from ..transport.encodings import ACCEPT_ENCODING
 from ..transport.retry import RetryPolicy, parse_retry_after
 from .bounded import MAX_REDIRECTS, BoundedAdapter, bounded_call, current_budget
 from .errors import api_failure, malformed_reply, network_failure
@@ -159,6 +160,7 @@ class RestBackend:
         for prefix in ("http://", "https://"):
             transport._session.mount(prefix, adapter)
         transport._session.max_redirects = MAX_REDIRECTS
+        transport._session.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what the adapter undoes in pieces
         # google-auth would answer a 401 by refreshing the credentials, which anonymous ones can't do
         # (InvalidOperation, not the service's refusal): the 401 is the answer.
         transport._session._refresh_status_codes = ()

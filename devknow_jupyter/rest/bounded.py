@@ -6,7 +6,9 @@ the transport sees it, and its ``timeout`` is a per-socket-read limit: a 300 MB 
 and a reply that drips a byte at a time never ends. The layer that can bound both is the session's
 transport adapter, under the generated code: :class:`BoundedAdapter` sends with ``stream=True``, gives the
 request at most the time the call has left (:class:`~devknow_jupyter.transport.budget.CallBudget`), then
-reads the body itself, chunk by chunk as it arrives (``read1``), giving each read at most the time left
+reads the body itself, chunk by chunk as it arrives (``read1``, raw), undoing its content encodings in
+bounded pieces (:mod:`~devknow_jupyter.transport.encodings`, as the MCP transport does: urllib3's own
+decoders inflated a ``gzip, gzip`` body slowly, past the deadline), giving each read at most the time left
 and stopping with the MCP transport's ``ProtocolError`` (:func:`~devknow_jupyter.transport.decode.too_large`)
 once the body passes the limit, without reading further. The body it read becomes the response's content,
 so the generated code parses it as before.
@@ -42,6 +44,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from ..errors import ProtocolError, TransportError
 from ..transport.budget import CallBudget
 from ..transport.decode import too_large
+from ..transport.encodings import decoded
 
 __all__ = ["MAX_REDIRECTS", "BoundedAdapter", "bounded_call", "current_budget"]
 
@@ -177,31 +180,38 @@ class BoundedAdapter(HTTPAdapter):
         response.raw.release_conn()
         return response
 
-    def _read(self, response: Any, budget: CallBudget | None) -> bytes:
-        limit = self.max_reply_bytes
-        declared = response.headers.get("Content-Length", "")
-        if limit is not None and declared.isdigit() and int(declared) > limit:
-            raise too_large(limit)
-        raw = response.raw
+    def _raw_pieces(self, raw: Any, budget: CallBudget | None) -> Iterator[bytes]:
+        """The body as sent (still encoded), a chunk at a time, each read waiting at most the time left."""
         sock = _socket_of(raw)
-        parts, size = [], 0
         while True:
             if budget is not None:
                 budget.check()
                 if sock is not None:
                     sock.settimeout(max(budget.remaining(), 0.001))  # one read waits at most the time left
             try:
-                chunk = raw.read1(_CHUNK, decode_content=True)
+                chunk = raw.read1(_CHUNK, decode_content=False)
             except Exception as exc:
                 if budget is not None and budget.remaining() <= 0 and _is_timeout(exc):
                     raise budget.expired() from None
-                if isinstance(exc, (urllib3_errors.ProtocolError, urllib3_errors.DecodeError)):
-                    # The server answered: a body shorter than its Content-Length, or not in its encoding.
+                if isinstance(exc, urllib3_errors.ProtocolError):
+                    # The server answered, but sent less than its Content-Length said.
                     where = self.endpoint or "the server"
-                    raise ProtocolError(f"The reply from {where} was cut short or damaged.") from None
+                    raise ProtocolError(f"The reply from {where} was cut short.") from None
                 raise
             if not chunk:
-                break
+                return
+            yield chunk
+
+    def _read(self, response: Any, budget: CallBudget | None) -> bytes:
+        limit = self.max_reply_bytes
+        declared = response.headers.get("Content-Length", "")
+        if limit is not None and declared.isdigit() and int(declared) > limit:
+            raise too_large(limit)
+        parts, size = [], 0
+        # Raw bytes, each encoding layer undone here in bounded pieces (urllib3's decoders are slow to stop).
+        for chunk in decoded(self._raw_pieces(response.raw, budget), response.headers.get("Content-Encoding")):
+            if budget is not None:
+                budget.check()  # between pieces: inflating can't outlast the call either
             parts.append(chunk)
             size += len(chunk)
             if limit is not None and size > limit:
