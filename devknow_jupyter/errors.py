@@ -57,6 +57,8 @@ SECRET_PREFIX_CHARS = 8
 #: Query parameters of an endpoint URL that hold an API key, and those that hold a bearer token.
 _KEY_PARAMS = frozenset({"key", "api_key", "apikey", "x-goog-api-key"})
 _TOKEN_PARAMS = frozenset({"access_token", "token"})
+#: What a Google API key looks like (a key under another parameter name, or echoed by a server, is one too).
+_GOOGLE_KEY = re.compile(r"AIza[0-9A-Za-z_\-]{35}")
 
 
 def register_secret(value: str | None) -> None:
@@ -90,9 +92,19 @@ def _pattern() -> re.Pattern[str] | None:
 
 def redact(text: str) -> str:
     """Return ``text`` with every registered secret, in any letter case, and each of its prefixes of
-    :data:`SECRET_PREFIX_CHARS` or more characters replaced by ``***``."""
+    :data:`SECRET_PREFIX_CHARS` or more characters replaced by ``***``; so is anything shaped like a Google
+    API key (``AIza`` and 35 more characters), registered or not."""
+    if not text:
+        return text
+    if "AIza" in text:  # one substring search on the usual path
+        text = _GOOGLE_KEY.sub("***", text)
     pattern = _pattern()
-    return pattern.sub("***", text) if pattern is not None and text else text
+    return pattern.sub("***", text) if pattern is not None else text
+
+
+def _is_secret(value: str) -> bool:
+    """Whether ``value`` is, or holds, a registered secret or something shaped like a Google API key."""
+    return bool(value.strip()) and redact(value) != value
 
 
 def split_url_credentials(url: str) -> tuple[str, str | None, str | None]:
@@ -100,12 +112,15 @@ def split_url_credentials(url: str) -> tuple[str, str | None, str | None]:
 
     Returns ``(clean_url, api_key, access_token)``: a password (or a lone user name) in the URL's userinfo
     and a ``key=``/``api_key=`` query parameter are an API key, an ``access_token=``/``token=`` parameter
-    a bearer token. Each found is registered as a secret at once, so no message can show it.
+    a bearer token, and so is a parameter of any other name (``google_api_key=``) whose value is shaped like
+    a Google API key. A parameter whose value holds a registered secret is removed too (the secret is in use
+    already, under its own name). Each found is registered as a secret at once, so no message can show it.
     """
     parts = urlsplit(url)
     if not parts.netloc:
         return url, None, None
     key = token = None
+    dropped = False
     if "@" in parts.netloc:
         userinfo, _, hostport = parts.netloc.rpartition("@")
         user, _, password = userinfo.partition(":")
@@ -119,9 +134,14 @@ def split_url_credentials(url: str) -> tuple[str, str | None, str | None]:
             key = key or value
         elif name.lower() in _TOKEN_PARAMS and value:
             token = token or value
+        elif _GOOGLE_KEY.fullmatch(value.strip()):
+            register_secret(value)
+            key = key or value
+        elif _is_secret(value):
+            dropped = True
         else:
             kept.append((name, value))
-    if key is None and token is None:
+    if key is None and token is None and not dropped:
         return url, None, None
     register_secret(key)
     return urlunsplit(parts._replace(query=urlencode(kept))), (key or "").strip() or None, (token or "").strip() or None

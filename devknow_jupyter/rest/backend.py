@@ -26,9 +26,10 @@ from ..models import Document, Documents
 from ..tools import tool_definitions
 from ..transport.budget import CallBudget
 from ..transport.decode import MAX_REPLY_BYTES
+from ..transport.encodings import ACCEPT_ENCODING
 from ..transport.retry import RetryPolicy, parse_retry_after
-from .bounded import BoundedAdapter, bounded_call, current_budget
-from .errors import api_failure, network_failure
+from .bounded import MAX_REDIRECTS, BoundedAdapter, bounded_call, current_budget
+from .errors import api_failure, malformed_reply, network_failure
 
 __all__ = ["DEFAULT_REST_ENDPOINT", "MAX_PAGE_SIZE", "REST_EXTRA_HINT", "RestBackend", "rest_available"]
 
@@ -154,9 +155,12 @@ class RestBackend:
         # Application Default Credentials (files, metadata server) on its own.
         transport = DeveloperKnowledgeRestTransport(host=self.endpoint, credentials=AnonymousCredentials())
         # Under the generated code, which reads every body whole with a per-read timeout only (see .bounded).
-        adapter = BoundedAdapter(max_reply_bytes, connect_timeout)
+        # It also refuses to send anything to another origin (a redirect's), where the key would go too.
+        adapter = BoundedAdapter(max_reply_bytes, connect_timeout, self.endpoint)
         for prefix in ("http://", "https://"):
             transport._session.mount(prefix, adapter)
+        transport._session.max_redirects = MAX_REDIRECTS
+        transport._session.headers["Accept-Encoding"] = ACCEPT_ENCODING  # what the adapter undoes in pieces
         # google-auth would answer a 401 by refreshing the credentials, which anonymous ones can't do
         # (InvalidOperation, not the service's refusal): the 401 is the answer.
         transport._session._refresh_status_codes = ()
@@ -285,7 +289,10 @@ class RestBackend:
                 wait = self._retry_wait(attempt, status, tool, failure, exc)
             except DevKnowError:
                 raise
-            except Exception as exc:  # requests' and google-auth's network failures
+            except Exception as exc:  # requests' and google-auth's network failures, or a malformed reply
+                malformed = malformed_reply(exc, endpoint=self.endpoint, tool=tool)
+                if malformed is not None:
+                    raise malformed from None
                 if not _is_network_error(exc):
                     raise
                 if budget.remaining() <= 0:

@@ -14,13 +14,16 @@ from ..errors import (
     AuthenticationError,
     ConfigurationError,
     DevKnowError,
+    ProtocolError,
     QuotaExceededError,
     RequestTimeout,
     ToolError,
     TransportError,
+    redact,
 )
+from ..transport.retry import parse_retry_after, sane_delay
 
-__all__ = ["api_failure", "network_failure", "retry_delay"]
+__all__ = ["api_failure", "malformed_reply", "network_failure", "retry_delay"]
 
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
@@ -35,19 +38,20 @@ def _short(text: Any) -> str:
 
 
 def retry_delay(details: Any, header: str | None = None) -> float | None:
-    """Seconds to wait: the RetryInfo detail's ``retryDelay`` (``"7s"``, ``"1.5s"``), else a ``Retry-After``."""
+    """Seconds to wait: the RetryInfo detail's ``retryDelay`` (``"7s"``, ``"1.5s"``), else a ``Retry-After``;
+    clamped to a sane range (:func:`~devknow_jupyter.transport.retry.sane_delay`), None when unreadable."""
     for detail in details if isinstance(details, list) else []:
         if isinstance(detail, dict) and detail.get("@type") == _RETRY_INFO:
             delay = detail.get("retryDelay")
             if isinstance(delay, dict):  # a Duration object rather than its JSON string form
-                return float(delay.get("seconds") or 0) + float(delay.get("nanos") or 0) / 1e9
+                try:
+                    return sane_delay(float(delay.get("seconds") or 0) + float(delay.get("nanos") or 0) / 1e9)
+                except (TypeError, ValueError, OverflowError):  # a list, a word: no delay said
+                    return None
             match = _DURATION.match(str(delay or ""))
             if match:
-                return float(match.group(1))
-    try:
-        return float(header) if header else None
-    except ValueError:
-        return None
+                return sane_delay(match.group(1))
+    return parse_retry_after(header)
 
 
 def _reasons(details: Any) -> set[str]:
@@ -109,3 +113,23 @@ def network_failure(exc: BaseException, *, endpoint: str, timeout: float) -> Tra
     if "Proxy" in name:
         return TransportError(f"The proxy would not connect us to {endpoint}; check HTTPS_PROXY and NO_PROXY.")
     return TransportError(f"Could not connect to {endpoint} ({name}).", unreachable=True)
+
+
+def malformed_reply(exc: BaseException, *, endpoint: str, tool: str) -> ProtocolError | None:
+    """The ``ProtocolError`` for a reply the official client could not read (None for other failures).
+
+    Its JSON parser raises protobuf's ``ParseError`` for anything but the method's message (truncated or
+    HTML bodies, wrong member types, numbers out of range, nesting past protobuf's depth limit), and
+    Python's ``RecursionError`` for nesting past the interpreter's; ``requests`` gives up on a redirect loop.
+    """
+    name = type(exc).__name__
+    if name == "TooManyRedirects":
+        return ProtocolError(f"{endpoint} redirected more than a few times for {tool}; not followed further.")
+    if isinstance(exc, RecursionError):
+        return ProtocolError(f"{endpoint} sent a {tool} reply nested too deeply to read.")
+    if name in ("ParseError", "DecodeError") and type(exc).__module__.startswith("google.protobuf"):
+        reason = _short(redact(str(exc)))[:160]
+        return ProtocolError(f"{endpoint} sent a {tool} reply that is not the API's JSON ({reason}).")
+    if isinstance(exc, UnicodeDecodeError):
+        return ProtocolError(f"{endpoint} sent a {tool} reply that is not UTF-8 text.")
+    return None

@@ -2,7 +2,8 @@
 
 * :func:`read_capped` reads a body chunk by chunk and stops with a ``ProtocolError`` naming the limit
   once it passes ``max_bytes`` (never buffering a 300 MB body whole), checking the call's deadline
-  between chunks.
+  between chunks. Chunks are counted after decoding, and each encoding layer is undone in bounded
+  pieces (:mod:`.encodings`), so a small compressed body can't inflate past the limit or the deadline.
 * :func:`parse_json` turns odd but valid JSON into either a value or one ``ProtocolError``: nesting
   too deep for Python's parser is a ``RecursionError`` there, caught here.
 * Lone surrogates (``"\\ud800"`` is valid JSON, but not encodable text) become U+FFFD, so notebook output
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpx
 
 from ..errors import ProtocolError
 from .budget import CallBudget
+from .encodings import decoded
 
 __all__ = ["MAX_REPLY_BYTES", "parse_json", "read_capped", "too_large"]
 
@@ -44,8 +46,13 @@ def _size(limit: int) -> str:
 
 
 def chunks(response: httpx.Response, budget: CallBudget | None) -> Iterator[bytes]:
-    """The body's chunks as they arrive, checking the call's deadline after each."""
-    for chunk in response.iter_bytes():
+    """The body's chunks as they arrive, content encodings undone in bounded pieces (:mod:`.encodings`),
+    checking the call's deadline after each."""
+    if response.is_stream_consumed:  # an in-memory reply (httpx.MockTransport): read, and decoded, already
+        pieces: Iterable[bytes] = [response.content]
+    else:
+        pieces = decoded(response.iter_raw(), response.headers.get("content-encoding"))
+    for chunk in pieces:
         if budget is not None:
             budget.check()
         yield chunk

@@ -149,7 +149,7 @@ class HttpExchange:
         content_type = headers.get("content-type", "").partition(";")[0].strip().lower()
         # Retry-After only counts on a failure (the retries and the error messages read it).
         retry_after = parse_retry_after(headers.get("retry-after")) if status >= 300 else None
-        reply = Reply(status, None, retry_after=retry_after, session_id=headers.get(wire.SESSION_HEADER))
+        reply = Reply(status, None, retry_after=retry_after, session_id=self._session_id(headers))
         log.debug("POST %s -> %s %s", request_id, status, content_type or "-")
         wants_reply = request_id is not None and status < 300
         if wants_reply and content_type == "text/event-stream":
@@ -168,12 +168,26 @@ class HttpExchange:
             reply.body = self._read_json(response, request_id, status, content_type, budget)
             return reply
         # An error body (JSON-RPC, Google's, or text) or a notification's acknowledgement: its start is enough.
-        raw = read_capped(response, _MAX_ERROR_BODY, budget, cut=True)
+        try:
+            raw = read_capped(response, _MAX_ERROR_BODY, budget, cut=True)
+        except ProtocolError:  # an error body in an encoding we can't undo: the status still says enough
+            raw = b""
         try:
             reply.body = parse_json(raw) if raw else None
         except ProtocolError:
             reply.text = raw[:300].decode("utf-8", "replace")
         return reply
+
+    def _session_id(self, headers: httpx.Headers) -> str | None:
+        """The reply's ``Mcp-Session-Id``, if it is one we can echo: visible ASCII (as the spec requires), of a
+        sane length. Anything else would fail only when sent back, so it is refused here."""
+        value = headers.get(wire.SESSION_HEADER)
+        if value is None or wire.valid_session_id(value):
+            return value
+        raise ProtocolError(
+            f"{self.url} sent an unusable session id (Mcp-Session-Id must be visible ASCII, at most "
+            f"{wire.MAX_SESSION_ID} characters)."
+        )
 
     def _read_json(
         self, response: httpx.Response, request_id: Any, status: int, content_type: str, budget: CallBudget

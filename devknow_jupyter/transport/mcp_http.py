@@ -35,6 +35,7 @@ from ..errors import ConfigurationError, ProtocolError, register_secret, split_u
 from . import wire
 from .budget import CallBudget
 from .decode import MAX_REPLY_BYTES
+from .encodings import ACCEPT_ENCODING
 from .era import EraSession, Retrying
 from .exchange import HttpExchange
 from .replies import tool_result
@@ -89,6 +90,8 @@ class McpHttpBackend:
         modern_versions: tuple[str, ...] | list[str] | None = None,
         max_reply_bytes: int | None = MAX_REPLY_BYTES,
     ) -> None:
+        register_secret(api_key)  # first, so that the URL loses it under any parameter name
+        register_secret(access_token)
         url, url_key, url_token = split_url_credentials(url)
         if (url_key and (api_key or "").strip() not in ("", url_key)) or (
             url_token and (access_token or "").strip() not in ("", url_token)
@@ -119,7 +122,10 @@ class McpHttpBackend:
 
     def _default_headers(self, headers: dict[str, str] | None) -> dict[str, str]:
         """Every request's headers: ours, the caller's (their secrets registered), then the credentials."""
-        default_headers = {"User-Agent": f"devknow-jupyter/{__version__} httpx/{httpx.__version__}"}
+        default_headers = {
+            "User-Agent": f"devknow-jupyter/{__version__} httpx/{httpx.__version__}",
+            "Accept-Encoding": ACCEPT_ENCODING,  # only what .encodings undoes in bounded pieces
+        }
         for name, value in (headers or {}).items():
             if name.lower() in _SECRET_HEADERS:
                 register_secret(value.split(" ", 1)[-1])

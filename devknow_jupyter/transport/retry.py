@@ -8,12 +8,13 @@ can fall back to search. 400/401/403 are never retried: asking again gives the s
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
-__all__ = ["RETRY_STATUSES", "RetryPolicy", "parse_retry_after"]
+__all__ = ["MAX_RETRY_AFTER", "RETRY_STATUSES", "RetryPolicy", "parse_retry_after", "sane_delay"]
 
 #: HTTP statuses a front end sends for a passing overload or restart.
 RETRY_STATUSES = frozenset({502, 503, 504})
@@ -21,22 +22,40 @@ RETRY_STATUSES = frozenset({502, 503, 504})
 RETRY_429_TOOLS = frozenset({"search_documents", "get_documents"})
 
 
+#: The longest wait a server's ``Retry-After`` (or RetryInfo) is reported as: a day. Longer ones are clamped.
+MAX_RETRY_AFTER = 24 * 3600.0
+
+
+def sane_delay(seconds: object) -> float | None:
+    """``seconds`` as a delay in [0, :data:`MAX_RETRY_AFTER`]: negative ones are 0, longer ones the maximum;
+    None for what is not a finite number (``inf``, ``nan``, a string), so that no caller sleeps a negative
+    time or shows an infinite one."""
+    try:
+        value = float(seconds)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not math.isfinite(value):
+        return None
+    return min(max(value, 0.0), MAX_RETRY_AFTER)
+
+
 def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (a number or an HTTP date), or None when absent or unreadable."""
+    """Seconds from a ``Retry-After`` header (a number or an HTTP date), clamped by :func:`sane_delay`;
+    None when absent or unreadable."""
     if not value:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        return sane_delay(float(value))
     except ValueError:
         pass
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return sane_delay((when - datetime.now(timezone.utc)).total_seconds())
+    except (TypeError, ValueError, OverflowError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
 @dataclass
@@ -62,7 +81,8 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after: float | None = None) -> float | None:
         """Seconds to wait after failed try ``attempt``, or None when the server asks for too long a wait."""
         if retry_after is not None:
-            return retry_after if retry_after <= self.max_retry_after else None
+            wait = sane_delay(retry_after)
+            return wait if wait is not None and wait <= self.max_retry_after else None
         backoff = min(self.cap, self.base * (2 ** (attempt - 1)))
         return backoff * random.uniform(0.5, 1.0)
 

@@ -24,6 +24,7 @@ __all__ = [
     "notification",
     "param_headers",
     "request",
+    "valid_session_id",
 ]
 
 #: Handshake-era versions we can talk (2024-11-05 used the older HTTP+SSE transport, so it is not here).
@@ -55,6 +56,10 @@ METHOD_HEADER = "Mcp-Method"
 NAME_HEADER = "Mcp-Name"
 PARAM_HEADER_PREFIX = "Mcp-Param-"
 
+# A session id is visible ASCII (0x21-0x7E, spec §Session Management); longer than this is no honest id.
+MAX_SESSION_ID = 4096
+_SESSION_ID = re.compile(r"[\x21-\x7E]+")
+
 # Visible ASCII without edge whitespace goes verbatim; anything else is base64-wrapped (spec §Custom Headers).
 _HEADER_SAFE = re.compile(r"^[\x20-\x7E]*$")
 _B64_SENTINEL = re.compile(r"^=\?base64\?.*\?=$")
@@ -67,6 +72,11 @@ def encode_header_value(value: str) -> str:
     if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not _B64_SENTINEL.fullmatch(value):
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def valid_session_id(value: str) -> bool:
+    """Whether ``value`` may be an ``Mcp-Session-Id``: 1 to :data:`MAX_SESSION_ID` visible ASCII characters."""
+    return len(value) <= MAX_SESSION_ID and _SESSION_ID.fullmatch(value) is not None
 
 
 def request(request_id: int, method: str, params: dict[str, Any] | None) -> dict[str, Any]:

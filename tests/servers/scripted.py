@@ -39,6 +39,8 @@ class Call:
     headers: dict[str, str]  # lowercase names
     body: Any  # the JSON body, or None
     client: tuple[str, int] | None = None  # the peer's (host, port): one port per TCP connection
+    path: str = ""  # the request's path, e.g. /mcp
+    query: str = ""  # the raw query string, without the "?"
 
     @property
     def rpc_method(self) -> str | None:
@@ -112,7 +114,8 @@ class ScriptedServer:
             body = None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         client = tuple(scope["client"]) if scope.get("client") else None
-        call = Call(len(self.calls), scope["method"], headers, body, client)
+        query = scope.get("query_string", b"").decode("latin-1")
+        call = Call(len(self.calls), scope["method"], headers, body, client, scope.get("path", ""), query)
         self.calls.append(call)
         response = self.handler(call)
         if asyncio.iscoroutine(response):
