@@ -64,7 +64,7 @@ def test_python_api_offline_live_and_fallback(
 
 def test_magics_in_an_ipython_shell(base_env: dict[str, str], tmp_path: Path, sdk_server: RunningServer) -> None:
     seen = probe("magics", sdk_server.url, env=base_env, cwd=tmp_path)
-    assert seen["load_ext"] and seen["magics"] == ["devget", "devknow", "devsearch"]
+    assert seen["load_ext"] and seen["magics"] == ["deverror", "devget", "devknow", "devsearch"]
     assert seen["cell_magics"] == ["devask"]
     for magic in ("devknow", "devsearch", "devget", "devask"):
         assert seen[magic] == {"success": True, "stderr": ""}, magic

@@ -93,7 +93,7 @@ def test_base_python_api_cli_and_magics(shapes: dict[str, Venv], sdk_server: Run
     assert seen["fallback_backend"] == "local (offline fallback)" and seen["fallback_search"]
     assert seen["rest_without_extra"].endswith("pip install 'devknow-jupyter[rest]'")
     magics = shape.probe("magics", sdk_server.url)
-    assert magics["magics"] == ["devget", "devknow", "devsearch"] and magics["cell_magics"] == ["devask"]
+    assert magics["magics"] == ["deverror", "devget", "devknow", "devsearch"] and magics["cell_magics"] == ["devask"]
     assert all(magics[magic] == {"success": True, "stderr": ""} for magic in ("devsearch", "devget", "devask"))
     assert magics["hits"][0] == magics["page"][0] == "documents/docs.example.dev/keys/restrict"
     search = shape.run("devknow", "search", "api", "key")
