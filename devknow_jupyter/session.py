@@ -136,16 +136,23 @@ class Session:
         except DevKnowError as exc:
             endpoint = split_url_credentials(self._endpoint)[0] if self._endpoint else "auto"
             return SessionStatus([("endpoint", endpoint), ("error", exc.short_message())])
+        try:  # first: the era, and whether the service can be reached, are known after it
+            tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
+        except DevKnowError as exc:
+            tools = f"unavailable: {exc.short_message().splitlines()[0]}"
+        from .status import offline_fallback_line, protocol_line
+
         info = client.status()
         # The magics pass the endpoint as an argument; the user set it in DevKnowMagics.endpoint.
         source = "DevKnowMagics.endpoint" if info["endpoint_source"] == "argument" else info["endpoint_source"]
         rows.append(("endpoint", f"{info['endpoint']} ({source})"))
         rows.append(("backend", str(info["backend"])))
+        rows.append(("protocol", protocol_line(info)))
         rows.append(("API key", self.key_source(client)))
         rows.append(("timeout", f"{info['timeout']:g} s"))
         rows.append(("answered by", info.get("answered_by") or "nothing yet"))
         if info.get("offline_fallback"):
-            rows.append(("offline fallback", "on: the local index answers when the service can't be reached"))
+            rows.append(("offline fallback", offline_fallback_line(info)))
         ttl = info["cache_ttl"]
         rows.append(
             (
@@ -155,15 +162,7 @@ class Session:
                 f"hit rate {info['cache_hit_rate']:.0%} ({info['cache_hits']} hits, {info['cache_misses']} misses)",
             )
         )
-        try:
-            tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
-        except DevKnowError as exc:
-            tools = f"unavailable: {exc.short_message().splitlines()[0]}"
         rows.append(("tools", tools))
-        from .status import protocol_line
-
-        info = {**info, **client.status()}  # after the tools call: the MCP era is known by now
-        rows.insert(2, ("protocol", protocol_line(info)))
         return SessionStatus(rows, data={**info, "key_source": self.key_source(client)})
 
     def close(self) -> None:
