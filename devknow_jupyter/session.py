@@ -140,7 +140,7 @@ class Session:
             tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
         except DevKnowError as exc:
             tools = f"unavailable: {exc.short_message().splitlines()[0]}"
-        from .status import offline_fallback_line, protocol_line
+        from .status import installed_pack_lines, offline_fallback_line, protocol_line
 
         info = client.status()
         # The magics pass the endpoint as an argument; the user set it in DevKnowMagics.endpoint.
@@ -163,6 +163,7 @@ class Session:
             )
         )
         rows.append(("tools", tools))
+        rows.append(("packs", ", ".join(installed_pack_lines(client.backend)) or "none"))  # as `devknow status`
         return SessionStatus(rows, data={**info, "key_source": self.key_source(client)})
 
     def close(self) -> None:
