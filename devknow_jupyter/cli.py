@@ -500,8 +500,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)
-        if exc.hint:
-            print(f"{PROG}: hint: {_one_line(exc.hint)}", file=sys.stderr)
+        hint = exc.hint_for("cli")  # in the command line's words: its flags, never a magic
+        if hint:
+            print(f"{PROG}: hint: {_one_line(hint)}", file=sys.stderr)
         return exit_status(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -135,7 +135,7 @@ def test_each_error_class_has_its_own_exit_status_and_the_hint_is_printed(
     assert len(set(EXIT_STATUS.values())) == len(EXIT_STATUS) and not {0, 2, 130} & set(EXIT_STATUS.values())
     assert main(["--endpoint", "local", "get", f"{STARTER}/no-such-page"]) == EXIT_STATUS[errors.DocumentNotFoundError]
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == f"devknow: hint: {errors.DocumentNotFoundError([]).hint}"
+    assert err.splitlines()[-1] == f"devknow: hint: {errors.DocumentNotFoundError([]).hint_for('cli')}"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for kind, status in EXIT_STATUS.items():  # the README documents every status
         assert re.search(rf"\|\s*{status}\s*\|\s*`{kind.__name__}`", readme), kind.__name__
@@ -314,6 +314,35 @@ def test_unreachable_endpoint(closed_port_url: str, capsys: pytest.CaptureFixtur
     one_error_line(captured.err)
 
 
+def hint_line(stderr: str) -> str:
+    """The ``devknow: hint:`` line after the one error line."""
+    lines = stderr.strip().splitlines()
+    assert lines[-1].startswith("devknow: hint: "), stderr
+    return lines[-1]
+
+
+def test_the_hints_speak_the_command_lines_words(
+    sdk_server_factory, closed_port_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    slow = sdk_server_factory("--json", "--delay", "3")
+    quota = sdk_server_factory("--answer-quota", "0")
+    hints = []
+    for argv, status in [
+        (["--endpoint", slow.url, "--timeout", "0.5", "search", "bucket"], 10),
+        (["--endpoint", "local", "get", f"{STARTER}/no-such-page"], 7),
+        (["--endpoint", closed_port_url, "search", "bucket"], 9),
+        (["--endpoint", quota.url, "ask", "--no-fallback", "restrict a key"], 5),
+    ]:
+        assert main(argv) == status, argv
+        hints.append(hint_line(capsys.readouterr().err))
+    timeout, names, network, answers = hints
+    assert timeout == "devknow: hint: Raise the timeout, e.g. `--timeout 60`."
+    assert names.endswith("; `devknow search` finds them.")
+    assert network.endswith("or use the offline index with `--endpoint local`.")
+    assert "`devknow search` still works, and `devknow ask` falls back to it." in answers
+    assert not any("%" in hint for hint in hints)  # never a magic or %config on the command line
+
+
 def test_not_an_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--endpoint", "ftp://example.com", "search", "x"]) == 3
     assert "Not an MCP endpoint" in one_error_line(capsys.readouterr().err)
@@ -327,8 +356,12 @@ def test_module_and_script_entry_points(sdk_server) -> None:
     assert result.returncode == 0 and json.loads(result.stdout)["results"]
     script = shutil.which("devknow", path=str(Path(sys.executable).parent))
     assert script, "the devknow script is installed next to the interpreter"
-    done = subprocess.run([script, "--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [script, "--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 7
     assert one_error_line(done.stderr).startswith("devknow: error: Unknown document")
     bad = run("search")
@@ -348,8 +381,9 @@ def test_serve_without_the_sdk_names_the_extra() -> None:
         "from devknow_jupyter.cli import main\n"
         "sys.exit(main(['serve', '--docs', sys.argv[1]]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(FIXTURE_DOCS)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(FIXTURE_DOCS)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 3
     assert "pip install 'devknow-jupyter[server]'" in one_error_line(done.stderr)
 

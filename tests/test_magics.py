@@ -881,3 +881,28 @@ def test_a_mistyped_option_gets_did_you_mean(ip):
         ip.run_line_magic("devsearch", "--sorce firebase.google.com sign in")
     with pytest.raises(UsageError, match=r"did you mean --endpoint\?"):
         ip.run_line_magic("devknow", "--endpont local")
+
+
+def test_the_hints_speak_the_notebooks_words(ip, sdk_server_factory):
+    slow = sdk_server_factory("--json", "--delay", "3")
+    use(ip, slow.url)
+    ip.run_line_magic("config", "DevKnowMagics.timeout = 0.5")
+    result, captured = run(ip, "%devsearch bucket")
+    assert type(result.error_in_exec).__name__ == "RequestTimeout"
+    timeout = ANSI.sub("", captured.stdout).strip().splitlines()[-1]
+    assert (
+        timeout.strip()
+        == "Raise the timeout: `%config DevKnowMagics.timeout = 60` (in Python: DevKnowClient(timeout=60))."
+    )
+    use(ip, "local")
+    result, captured = run(ip, "%devget documents/devknow-jupyter.dev/guide/no-such-page")
+    names = ANSI.sub("", captured.stdout).strip().splitlines()[-1]
+    assert isinstance(result.error_in_exec, DocumentNotFoundError) and names.endswith("; %devsearch finds them.")
+    use(ip, f"http://127.0.0.1:{free_port()}/mcp")  # nothing listens there, and no key: no fallback
+    result, captured = run(ip, "%devsearch bucket")
+    network = ANSI.sub("", captured.stdout).strip().splitlines()[-1]
+    assert isinstance(result.error_in_exec, TransportError)
+    assert network.endswith("use the offline index with `%devknow --endpoint local`.")
+    for hint in (timeout, names, network):  # no command-line flag or command
+        assert "--timeout" not in hint and "devknow search" not in hint and "`--" not in hint
+
