@@ -40,6 +40,7 @@ from .errors import (
     TransportError,
 )
 from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unreachable
+from .hints import no_key_notice
 from .models import Answer, Document, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .offline_copy import OfflineCopy
@@ -152,8 +153,12 @@ class DevKnowClient:
         self._fallback_notices: list[str] = []  # said once more on the next result
         self._announce = announce
         self._link = BackendLink(connection, backend, on_switch=self._say_switch)
+        #: How to add documentation, when the offline index answers for want of a key and holds only the
+        #: starter guide; else None. (The no-key notice says it; the notebook words its own.)
+        self.documentation_hint: str | None = None
         if self.endpoint_source == "no key":
-            _say_once(self.notices, _no_key_notice(self._backend), announce)
+            self.documentation_hint = getattr(self._backend, "documentation_hint", lambda: None)()
+            _say_once(self.notices, no_key_notice("cli", self.documentation_hint), announce)
 
     # -- the backend in use ----------------------------------------------------------------------
 
@@ -513,12 +518,3 @@ def _choose_cache(cache: ResultCache | bool | None) -> ResultCache:
     if cache is False:
         return ResultCache(max_entries=0)
     return cache
-
-
-def _no_key_notice(backend: Backend) -> str:
-    """One line; when the offline index holds only the starter guide it also says how to add documentation."""
-    bare = getattr(backend, "documentation_hint", lambda: None)()
-    return (
-        "devknow: no API key set, so using the offline index. For the live service set "
-        "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)." + (f" {bare}" if bare else "")
-    )

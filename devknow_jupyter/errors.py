@@ -54,6 +54,8 @@ _short_errors = True
 
 #: A secret's prefix of at least this many characters is masked too (a server may echo a cut key).
 SECRET_PREFIX_CHARS = 8
+#: The environment variables that hold an API key, in the order they are read.
+KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
 #: Query parameters of an endpoint URL that hold an API key, and those that hold a bearer token.
 _KEY_PARAMS = frozenset({"key", "api_key", "apikey", "x-goog-api-key"})
 _TOKEN_PARAMS = frozenset({"access_token", "token"})

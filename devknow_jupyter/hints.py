@@ -8,7 +8,7 @@ magic, and the notebook never a command-line flag.
 
 from __future__ import annotations
 
-__all__ = ["FRONT_ENDS", "worded"]
+__all__ = ["FRONT_ENDS", "no_key_notice", "worded"]
 
 #: The front ends that word hints; the first is the default.
 FRONT_ENDS = ("notebook", "cli")
@@ -63,3 +63,21 @@ def worded(advice: str, front_end: str = FRONT_ENDS[0]) -> str | None:
         return None
     return words.get(front_end, words[FRONT_ENDS[0]])
 
+
+def no_key_notice(front_end: str, documentation: str | None = None, *, said: bool = False) -> str | None:
+    """The notice that no API key is set, so the offline index answers, in ``front_end``'s words.
+
+    ``documentation``: how to add documentation (the offline index holds only the starter guide), or None.
+    ``said``: the notebook said at ``%load_ext`` already that the offline index answers; then only the
+    documentation part is left to say (None when there is none).
+    """
+    if front_end == "cli":
+        line = "devknow: no API key set, so using the offline index. For the live service set DEVKNOW_API_KEY."
+        return f"{line} {documentation}" if documentation else line
+    where = f" {documentation.rstrip('.')}, in a terminal." if documentation else ""
+    if said:
+        return f"With no API key set, the offline index answers.{where}" if documentation else None
+    return (
+        "There is no API key set, so the offline index answers. For the live service, set `DEVKNOW_API_KEY` "
+        f"before starting Jupyter, or run `%devknow --api-key`.{where}"
+    )

@@ -44,7 +44,8 @@ class Session:
         endpoint: As for :class:`~devknow_jupyter.DevKnowClient`; ``None`` lets the client choose
             (``DEVKNOW_ENDPOINT``, else Google's server with a key, else the offline index).
         timeout: Seconds to wait for a reply.
-        on_notices: Called with the client's one-line notices (e.g. "no API key set") when it is built;
+        on_notices: Called with the client's one-line notices when it is built (its no-key notice in the
+            notebook's words, and left out once :meth:`startup_notices` said it);
             the magics show them as notes in the notebook.
         backend: Makes the client's backend in place of ``endpoint`` (called at each build, since closing a
             client closes its backend): e.g. ``lambda: StaticBackend(pages)`` from :mod:`devknow_jupyter.testing`,
@@ -66,6 +67,7 @@ class Session:
         self._api_key: str | None = None  # only a key typed at the prompt; env keys stay in the env
         self._client: DevKnowClient | None = None
         self._lock = threading.RLock()
+        self._no_key_said = False  # at %load_ext: then the first client need not say it again
 
     def __repr__(self) -> str:
         state = "connected" if self._client is not None else "idle"
@@ -112,9 +114,34 @@ class Session:
                     self._endpoint, api_key=self._api_key, timeout=self._timeout, backend=backend, announce=False
                 )
                 self._client = client
-                if self._on_notices is not None and client.notices:
-                    self._on_notices(list(client.notices))
+                notices = self._worded(client)
+                if self._on_notices is not None and notices:
+                    self._on_notices(notices)
             return self._client
+
+    def startup_notices(self) -> list[str]:
+        """What to say when the extension loads: that, with no key set, the offline index answers (then the
+        first client does not say it again). Nothing is built or opened here."""
+        import os
+
+        from .errors import KEY_VARIABLES  # connection.py would import the cache
+        from .hints import no_key_notice
+
+        chosen = self._endpoint or self._backend or self._api_key or os.environ.get("DEVKNOW_ENDPOINT", "").strip()
+        if chosen or any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
+            return []
+        self._no_key_said = True
+        return [no_key_notice("notebook") or ""]
+
+    def _worded(self, client: DevKnowClient) -> list[str]:
+        """The new client's notices, its no-key notice (the first) in the notebook's words."""
+        notices = list(client.notices)
+        if client.endpoint_source == "no key" and notices:
+            from .hints import no_key_notice
+
+            line = no_key_notice("notebook", client.documentation_hint, said=self._no_key_said)
+            notices[:1] = [line] if line else []
+        return notices
 
     def key_source(self, client: DevKnowClient | None = None) -> str:
         """Where the key comes from, by variable name or prompt; never the key itself."""

@@ -906,3 +906,17 @@ def test_the_hints_speak_the_notebooks_words(ip, sdk_server_factory):
     for hint in (timeout, names, network):  # no command-line flag or command
         assert "--timeout" not in hint and "devknow search" not in hint and "`--" not in hint
 
+
+def test_without_a_key_load_ext_says_so_in_a_rendered_sentence(ip, monkeypatch):
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    _, loaded = run(ip, "%load_ext devknow_jupyter")
+    (notice,) = [o.data for o in loaded.outputs if "offline index" in o.data.get("text/plain", "")]
+    assert notice["text/plain"].startswith("There is no API key set, so the offline index answers. ")
+    assert "<code>%devknow --api-key</code>" in notice["text/html"] and "`" not in notice["text/html"]
+    assert "devknow-msg-info" in notice["text/html"]
+    _, first = run(ip, "%devsearch answer quota")
+    assert "There is no API key set" not in seen(first)  # said once, where the notebook loaded us
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    monkeypatch.setenv("DEVKNOW_API_KEY", "k-load-ext-notice-1")
+    _, loaded = run(ip, "%load_ext devknow_jupyter")
+    assert "offline index" not in seen(loaded)
