@@ -198,6 +198,9 @@ def _index_parser(index: argparse.ArgumentParser) -> None:
         default=None,
         help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
     )
+    index.add_argument(
+        "-v", "--verbose", action="store_true", help="list every file skipped (else one line per kind of reason)"
+    )
 
 
 def _serve_parser(serve: argparse.ArgumentParser) -> None:
@@ -336,8 +339,11 @@ def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     text = TerminalWriter(out)  # file names are the folder's, whatever characters they hold
     text.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
-    for path, reason in report.skipped:
-        text.write(f"  skipped {path}: {reason}\n")
+    lines = report.skip_lines(verbose=args.verbose)
+    for line in lines:
+        text.write(f"  {line}\n")
+    if len(lines) < len(report.skipped):
+        text.write("  (--verbose lists every file skipped)\n")
     for path, note in report.warnings:
         text.write(f"  warning {path}: {note}\n")
     return 0

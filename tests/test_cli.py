@@ -408,3 +408,50 @@ def test_remote_ask_falls_back_to_search_when_the_quota_is_used_up(
     assert "answer quota is used up" in captured.err
     assert json.loads(captured.out)["results"], "search results stand in for the answer"
     assert [call["tool"] for call in server.calls()] == ["answer_query", "search_documents"]
+
+
+def corpus_shaped(folder: Path, pages: int = 4) -> Path:
+    """A folder shaped like ../shared/corpus: pages with front matter in subfolders, a JSON Lines file holding
+    the same pages, and a README.md and MANIFEST.md without front matter."""
+    rows = []
+    for number in range(1, pages + 1):
+        name, uri = f"documents/docs.kiln.test/guide/p{number}", f"https://docs.kiln.test/guide/p{number}"
+        body = f"# Firing {number}\n\nFire the clay to cone {number} and let the kiln cool slowly.\n"
+        page = folder / "kiln" / "guide" / f"p{number}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"---\nname: {name}\nuri: {uri}\ntitle: Firing {number}\n---\n{body}", encoding="utf-8")
+        rows.append({"name": name, "uri": uri, "title": f"Firing {number}", "description": "", "content": body})
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    (folder / "README.md").write_text("# Kiln corpus\n\nThis folder holds pages about the kiln.\n", encoding="utf-8")
+    (folder / "MANIFEST.md").write_text("# Manifest\n\n| source | pages |\n|---|---|\n| kiln | 4 |\n", encoding="utf-8")
+    return folder
+
+
+def test_indexing_a_corpus_shaped_folder_says_each_kind_of_skip_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = corpus_shaped(tmp_path / "corpus")
+    assert main(["index", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("4 added, 0 updated, 0 removed, 0 unchanged, 6 skipped in ")
+    duplicates = [line for line in lines if "duplicate name" in line]
+    assert len(duplicates) == 1 and duplicates[0].startswith(
+        f"  skipped 4 lines alike, the first {folder}/corpus.jsonl:1"
+    )
+    housekeeping = [line for line in lines if "not documentation" in line]
+    assert len(housekeeping) == 1 and housekeeping[0].startswith("  skipped 2 files alike, the first ")
+    assert lines[-1] == "  (--verbose lists every file skipped)" and len(lines) == 5
+
+    assert main(["index", str(folder)]) == 0  # again, nothing changed: nothing to say about any file
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("0 added, 0 updated, 0 removed, 4 unchanged, 0 skipped in ")
+
+    os.utime(folder / "corpus.jsonl")  # touched: read again, and --verbose lists each line
+    assert main(["index", "--verbose", str(folder)]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  skipped ")]
+    assert [line.split(": ")[0] for line in listed] == [f"  skipped {folder}/corpus.jsonl:{n}" for n in range(1, 5)]
+
+    assert main(["--json", "search", "kiln", "corpus", "folder", "pages"]) == 0
+    names = [hit["parent"] for hit in json.loads(capsys.readouterr().out)["results"]]
+    assert names and not any(name.startswith("documents/local/") for name in names)  # no README or MANIFEST
+
