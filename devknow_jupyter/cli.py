@@ -35,7 +35,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import errors
 from ._version import __version__
@@ -132,9 +132,18 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, adding "did you mean search?" to a mistyped subcommand or option."""
+
+    def error(self, message: str) -> NoReturn:
+        from .completion import did_you_mean
+
+        super().error(did_you_mean(message, self._option_string_actions))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``devknow`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Search and read Google's developer documentation (Developer Knowledge API), "
         "or a local index of Markdown, from the command line.",

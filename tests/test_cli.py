@@ -455,3 +455,18 @@ def test_indexing_a_corpus_shaped_folder_says_each_kind_of_skip_once(
     names = [hit["parent"] for hit in json.loads(capsys.readouterr().out)["results"]]
     assert names and not any(name.startswith("documents/local/") for name in names)  # no README or MANIFEST
 
+
+def test_a_mistyped_subcommand_gets_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serch", "answer", "quota"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.rstrip()
+        .endswith(
+            "invalid choice: 'serch' (choose from 'search', 'get', 'ask', "
+            "'index', 'serve', 'status', 'pack') (did you mean search?)"
+        )
+    )
+    assert main(["pack", "biuld", "go"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("(did you mean build?)")
+    assert main(["zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess
