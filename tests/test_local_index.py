@@ -747,3 +747,14 @@ def test_a_line_skipped_as_a_duplicate_is_indexed_once_the_page_file_is_gone(tmp
         report = index.add_folder(docs)  # the name is free now: the unchanged JSON Lines file is read again
         assert (report.added, report.removed, report.skipped) == (1, 1, [])
         assert index.names() == ["documents/example.dev/kiln"]
+
+
+def test_a_readme_like_page_with_front_matter_keeps_its_name_before_a_json_line(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "changelog.md", page("changelog", "Changelog", "# Changelog\n\nVersion 2 fires hotter.\n"))
+    row = {"name": "documents/example.dev/changelog", "title": "Changelog", "content": "# Changelog\n\nOld copy.\n"}
+    write(docs, "pages.jsonl", json.dumps(row) + "\n")
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        report = index.add_folder(docs)
+        assert report.added == 1 and [path for path, _ in report.skipped] == [f"{docs / 'pages.jsonl'}:1"]
+        assert "hotter" in index.get(["documents/example.dev/changelog"])[0]["content"]

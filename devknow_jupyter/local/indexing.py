@@ -221,6 +221,7 @@ class FolderIndexing(RankerCache):
         try:
             for done, path in enumerate(files, 1):
                 if path.suffix.lower() in JSONL_SUFFIXES:
+                    self._settle_held(root, report)  # Markdown first: a README-like page keeps its name too
                     self._index_jsonl(root, path, known, report)
                 else:
                     self._wrote(self._index_file(root, path, known.get(str(path)), report))
