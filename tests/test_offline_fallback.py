@@ -239,3 +239,24 @@ def test_devknow_says_when_the_service_is_tried_next(ip, closed_port_url: str, m
         r"the next try is in \d+ s \(\d\d:\d\d:\d\d UTC\)",
         row,
     ), row
+
+
+def test_the_panels_searches_skip_the_unreachable_service_too(tmp_path, closed_port_url: str) -> None:
+    from tests.conftest import stop_process
+    from tests.test_labext import start_jupyter_server
+
+    server = start_jupyter_server(
+        tmp_path, config={"DevKnowServer": {"endpoint": closed_port_url}}, env={"DEVKNOW_API_KEY": KEY}
+    )
+    try:
+        took = []
+        for query in ("clear the result cache", "invalidate cached results", "cache size", "cache hit rate"):
+            elapsed, (status, reply, text) = _timed(
+                lambda q=query: server.call("GET", f"search?query={q.replace(' ', '%20')}")
+            )
+            assert status == 200 and reply["info"]["backend"] == "local" and KEY not in text
+            took.append(elapsed)
+    finally:
+        stop_process(server.proc)
+    print(f"panel searches: {', '.join(f'{t * 1000:.0f}' for t in took)} ms")
+    assert max(took[1:]) < 0.5, took  # after the first, none waits for the network (about 1 s each before)
