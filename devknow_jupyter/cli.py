@@ -36,7 +36,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import errors
 from ._version import __version__
@@ -134,9 +134,18 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, adding "did you mean search?" to a mistyped subcommand or option."""
+
+    def error(self, message: str) -> NoReturn:
+        from .completion import did_you_mean
+
+        super().error(did_you_mean(message, self._option_string_actions))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``devknow`` command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Search and read Google's developer documentation (Developer Knowledge API), "
         "or a local index of Markdown, from the command line.",
@@ -201,6 +210,9 @@ def _index_parser(index: argparse.ArgumentParser) -> None:
         action="store_true",
         default=None,
         help="also read symlinked files and folders that lead outside PATH (never devices, FIFOs or sockets)",
+    )
+    index.add_argument(
+        "-v", "--verbose", action="store_true", help="list every file skipped (else one line per kind of reason)"
     )
 
 
@@ -394,8 +406,11 @@ def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     text = TerminalWriter(out)  # file names are the folder's, whatever characters they hold
     text.write(f"Indexed {os.path.abspath(args.path)} into {where}\n{report.summary()}\n")
-    for path, reason in report.skipped:
-        text.write(f"  skipped {path}: {reason}\n")
+    lines = report.skip_lines(verbose=args.verbose)
+    for line in lines:
+        text.write(f"  {line}\n")
+    if len(lines) < len(report.skipped):
+        text.write("  (--verbose lists every file skipped)\n")
     for path, note in report.warnings:
         text.write(f"  warning {path}: {note}\n")
     return 0
@@ -593,8 +608,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)
-        if exc.hint:
-            print(f"{PROG}: hint: {_one_line(exc.hint)}", file=sys.stderr)
+        hint = exc.hint_for("cli")  # in the command line's words: its flags, never a magic
+        if hint:
+            print(f"{PROG}: hint: {_one_line(hint)}", file=sys.stderr)
         return exit_status(exc)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .backend import Backend
+from .backoff import FIRST_PAUSE, ServiceBackoff
 from .batching import DocumentBatcher
 from .cache import CacheStats, ResultCache, cache_key, shared_cache
 from .connection import (
@@ -39,6 +40,7 @@ from .errors import (
     TransportError,
 )
 from .fallback import FALLBACK_BACKEND, OfflineFallback, fallback_notice, is_unreachable
+from .hints import no_key_notice
 from .models import Answer, Document, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .offline_copy import OfflineCopy
@@ -87,6 +89,9 @@ class DevKnowClient:
             pack, indexed folders, saved pages) when the service cannot be reached (DNS failure, refused
             connection, connect or read timeout), with a notice in ``info.notices``. Errors the server
             replies with (401, 403, 429, tool errors) are never replaced.
+        offline_retry: Seconds the service is skipped (the local index answering at once) after a call could
+            not reach it; the first call after that tries it again, and each failed try doubles the pause, up
+            to 5 minutes. 0: try the service on every call.
         max_reply_bytes: The largest reply (JSON body or one event of a stream; a REST body) read from a
             remote server, 32 MiB by default; a larger one is a ``ProtocolError``, read no further. ``None``: no limit.
         announce: Print one-time notices (such as "no key, using the offline index") to stderr. The
@@ -115,6 +120,7 @@ class DevKnowClient:
         headers: dict[str, str] | None = None,
         offline_store: bool = True,
         offline_fallback: bool = True,
+        offline_retry: float = FIRST_PAUSE,
         max_workers: int = 4,
         max_reply_bytes: int | None = 32 * 1024 * 1024,  # the transport's MAX_REPLY_BYTES
         announce: bool = True,
@@ -143,6 +149,7 @@ class DevKnowClient:
         self._offline_copy = OfflineCopy(self.notices, enabled=offline_store)
         self._offline_fallback_enabled = offline_fallback
         self._fallback = OfflineFallback()
+        self._backoff = ServiceBackoff(offline_retry)
         self.answered_by: str | None = None  # which backend gave the last tool answer (see status())
         self._batcher = DocumentBatcher(self._call, self.cache, self._cache_scope, max_workers)
         self._lock = threading.RLock()
@@ -150,8 +157,12 @@ class DevKnowClient:
         self._fallback_notices: list[str] = []  # said once more on the next result
         self._announce = announce
         self._link = BackendLink(connection, backend, on_switch=self._say_switch)
+        #: How to add documentation, when the offline index answers for want of a key and holds only the
+        #: starter guide; else None. (The no-key notice says it; the notebook words its own.)
+        self.documentation_hint: str | None = None
         if self.endpoint_source == "no key":
-            _say_once(self.notices, _no_key_notice(self._backend), announce)
+            self.documentation_hint = getattr(self._backend, "documentation_hint", lambda: None)()
+            _say_once(self.notices, no_key_notice("cli", self.documentation_hint), announce)
 
     # -- the backend in use ----------------------------------------------------------------------
 
@@ -350,7 +361,8 @@ class DevKnowClient:
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
         self._check_open()
-        return self._link.list_tools(refresh=refresh)  # as for tool calls, no keyless request to Google's server
+        # As for tool calls: no keyless request to Google's server, and none while the service is skipped.
+        return self._reach(lambda: self._link.list_tools(refresh=refresh))
 
     # -- status and lifecycle -------------------------------------------------------------------
 
@@ -358,8 +370,10 @@ class DevKnowClient:
         """Endpoint, backend, protocol (``"mcp"``, ``"rest"`` or ``"local"``), the MCP era and protocol version
         once the server told them (None until then, and for the other protocols), where the key came from
         (never the key), cache figures, which backend answered the last tool call (``answered_by``:
-        ``"remote"``, ``"local"`` or ``"local (offline fallback)"``; None before the first) and whether the
-        offline fallback is on."""
+        ``"remote"``, ``"local"`` or ``"local (offline fallback)"``; None before the first), whether the
+        offline fallback is on and, while the service is skipped after failing to reach it, since when and when
+        it is tried next (``service_unreachable_since``, ``service_next_try``: epoch seconds, else None)."""
+        backoff = self._backoff.state() if self.offline_fallback else None
         return {
             "endpoint": self.endpoint,
             "endpoint_source": self.endpoint_source,
@@ -371,6 +385,8 @@ class DevKnowClient:
             "timeout": self.timeout,
             "answered_by": self.answered_by,
             "offline_fallback": self.offline_fallback,
+            "service_unreachable_since": backoff.down_since if backoff else None,
+            "service_next_try": backoff.next_try if backoff else None,
             **_cache_figures(self.cache.stats()),
         }
 
@@ -405,7 +421,26 @@ class DevKnowClient:
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
-        return self._link.call_tool(tool, arguments)  # on the REST surface when the MCP server refuses us
+        # On the REST surface when the MCP server refuses us.
+        return self._reach(lambda: self._link.call_tool(tool, arguments))
+
+    def _reach(self, call: Callable[[], Any]) -> Any:
+        """``call`` on the service, unless it is being skipped after a failure to reach it (the local index
+        then answers at once); a failure to reach it starts or lengthens that pause, a reply ends it."""
+        backing_off = self.offline_fallback  # only while the local index stands in: else every error is said
+        skipped = self._backoff.skip() if backing_off else None
+        if skipped is not None:
+            raise skipped
+        try:
+            value = call()
+        except DevKnowError as exc:
+            if backing_off and is_unreachable(exc):
+                self._backoff.failed(exc)
+            else:
+                self._backoff.reached()  # the server's own refusal: it is there
+            raise
+        self._backoff.reached()
+        return value
 
     def _falls_back(self, exc: TransportError) -> bool:
         return self.offline_fallback and is_unreachable(exc)
@@ -483,12 +518,3 @@ def _choose_cache(cache: ResultCache | bool | None) -> ResultCache:
     if cache is False:
         return ResultCache(max_entries=0)
     return cache
-
-
-def _no_key_notice(backend: Backend) -> str:
-    """One line; when the offline index holds only the starter guide it also says how to add documentation."""
-    bare = getattr(backend, "documentation_hint", lambda: None)()
-    return (
-        "devknow: no API key set, so using the offline index. For the live service set "
-        "DEVKNOW_API_KEY (or run %devknow --api-key in a notebook)." + (f" {bare}" if bare else "")
-    )

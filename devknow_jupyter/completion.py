@@ -1,4 +1,4 @@
-"""Tab completion and "did you mean" for the magics' options.
+"""Tab completion and "did you mean" for the magics' options (and the ``devknow`` command's subcommands).
 
 ``%devsearch --so<Tab>`` offers ``--source`` (not Python names such as ``sorted``), ``%devknow <Tab>`` its
 subcommands, ``%devget <Tab>`` the variables that hold results or names; a mistyped option is answered
@@ -18,6 +18,7 @@ __all__ = ["SUBCOMMANDS", "did_you_mean", "install", "install_options", "option_
 #: The words ``%devknow`` takes besides options.
 SUBCOMMANDS = ("explore",)
 _UNRECOGNIZED = re.compile(r"unrecognized arguments?: (.+)")
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.+)\)")
 
 
 def option_strings(magic: Any) -> list[str]:
@@ -28,7 +29,13 @@ def option_strings(magic: Any) -> list[str]:
 
 
 def did_you_mean(message: str, options: Iterable[str]) -> str:
-    """``message`` (argparse's) with "did you mean --source?" added when a mistyped option is close to one."""
+    """``message`` (argparse's) with "did you mean --source?" added when a mistyped option is close to one,
+    or "did you mean search?" when a mistyped subcommand is close to one of the choices the message lists."""
+    choice = _INVALID_CHOICE.search(message)
+    if choice:
+        known = re.findall(r"'([^']*)'", choice.group(2))
+        close = difflib.get_close_matches(choice.group(1), known, n=1, cutoff=0.6)
+        return f"{message} (did you mean {close[0]}?)" if close else message
     match = _UNRECOGNIZED.search(message)
     if not match:
         return message

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from .backend import Backend
 from .cache import cache_scope
 from .errors import (
+    KEY_VARIABLES,
     AuthenticationError,
     ConfigurationError,
     DevKnowError,
@@ -46,7 +47,6 @@ __all__ = [
 GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
 #: The embedded offline index.
 LOCAL_ENDPOINT = "local"
-KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
 #: How the client talks to a remote server: the MCP tools (default) or the API's REST surface.
 PROTOCOLS = ("mcp", "rest")
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib.util
+import re
 import sys
 from collections.abc import Callable
 from functools import lru_cache
@@ -239,7 +240,8 @@ def message_bundle(text: str, kind: str = "info") -> MimeBundle:
     from .render.style import ROOT_CLASS, style_block
 
     role = "alert" if kind == "error" else "status"
-    body = html.escape(str(text))
+    # `code` spans (commands, variables) show as code, not as backticks; the text is escaped first.
+    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(str(text)))
     return MimeBundle(
         {
             "text/plain": str(text),

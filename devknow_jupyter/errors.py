@@ -54,6 +54,8 @@ _short_errors = True
 
 #: A secret's prefix of at least this many characters is masked too (a server may echo a cut key).
 SECRET_PREFIX_CHARS = 8
+#: The environment variables that hold an API key, in the order they are read.
+KEY_VARIABLES = ("DEVKNOW_API_KEY", "GOOGLE_API_KEY")
 #: Query parameters of an endpoint URL that hold an API key, and those that hold a bearer token.
 _KEY_PARAMS = frozenset({"key", "api_key", "apikey", "x-goog-api-key"})
 _TOKEN_PARAMS = frozenset({"access_token", "token"})
@@ -154,16 +156,45 @@ def set_short_errors(short: bool) -> None:
 
 
 class DevKnowError(Exception):
-    """Base class of every error raised by devknow_jupyter."""
+    """Base class of every error raised by devknow_jupyter.
 
-    #: One-line hint on what to do about it, shown after the message in notebooks.
-    hint: str | None = None
+    ``hint`` is one line on what to do about it, in the notebook's words; :meth:`hint_for` words it for
+    another front end. An error without a hint of its own has its class's ``advice`` (a fact such as
+    ``"timeout"``), which each front end words itself (:mod:`devknow_jupyter.hints`).
+    """
+
+    #: What the hint is about, for the front ends to word (see :mod:`devknow_jupyter.hints`); None: no hint.
+    advice: str | None = None
+    _own_hint: str | None = None
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         self.message = redact(str(message))
         if hint is not None:
-            self.hint = redact(hint)
+            self._own_hint = redact(hint)
         super().__init__(self.message)
+
+    @property
+    def hint(self) -> str | None:
+        """One line on what to do about it, worded for notebooks (the magics and the Python API there)."""
+        return self.hint_for("notebook")
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._own_hint = redact(value) if value is not None else None
+
+    def hint_for(self, front_end: str) -> str | None:
+        """The hint in the words of ``front_end``: ``"notebook"`` or ``"cli"`` (the ``devknow`` command).
+        A hint given to this error is the same everywhere."""
+        if self._own_hint is not None:
+            return self._own_hint
+        fixed = getattr(type(self), "hint", None)
+        if isinstance(fixed, str):  # a subclass that set ``hint = "..."`` in its body
+            return fixed
+        if self.advice is None:
+            return None
+        from .hints import worded
+
+        return worded(self.advice, front_end)
 
     def __str__(self) -> str:
         return self.message
@@ -199,10 +230,7 @@ class ConfigurationError(DevKnowError):
 class AuthenticationError(DevKnowError):
     """The service refused the credentials (HTTP 401 or 403), or none are configured."""
 
-    hint = (
-        "Set DEVKNOW_API_KEY (or GOOGLE_API_KEY) in the environment, or run `%devknow --api-key` "
-        "in a notebook; `%devknow --endpoint local` uses the offline index instead."
-    )
+    advice = "credentials"
 
     def __init__(self, message: str, *, status: int | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
@@ -215,10 +243,7 @@ class QuotaExceededError(DevKnowError):
     ``retry_after`` is the number of seconds the service asked us to wait, when it said.
     """
 
-    hint = (
-        "answer_query allows about 50 answers a day and 10 a minute per project; "
-        "%devsearch still works, and %%devask falls back to it."
-    )
+    advice = "quota"
 
     def __init__(self, message: str, *, retry_after: float | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
@@ -254,6 +279,8 @@ class DocumentNotFoundError(ToolError):
     so nothing fetched is lost.
     """
 
+    advice = "document names"
+
     def __init__(
         self, missing: Iterable[str], documents: Documents | None = None, *, unreachable: str | None = None
     ) -> None:
@@ -266,7 +293,6 @@ class DocumentNotFoundError(ToolError):
         super().__init__(
             f"Unknown document{'s' if len(self.missing) > 1 else ''}{where}: {shown}{found}",
             tool="get_documents",
-            hint="Names look like documents/<page URL without https://>; %devsearch finds them.",
             not_found=True,
         )
 
@@ -291,10 +317,7 @@ class ProtocolError(DevKnowError):
 class TransportError(DevKnowError):
     """The request did not get through: connection, TLS, proxy or timeout failure."""
 
-    hint = (
-        "Check the network (HTTPS_PROXY, SSL_CERT_FILE for a corporate CA), or use the offline "
-        "index with `%devknow --endpoint local`."
-    )
+    advice = "network"
     #: True when the service could not be reached at all (DNS failure, refused connection, connect or
     #: read timeout), as opposed to a reply that refused us: the client may then answer from the local index.
     unreachable: bool = False
@@ -310,4 +333,4 @@ class RequestTimeout(TransportError):
 
     unreachable = True
 
-    hint = "Raise the timeout (DevKnowClient(timeout=...) or `%config DevKnowMagics.timeout = 60`)."
+    advice = "timeout"

@@ -676,6 +676,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
     install(ipython, magics)
     register_session(ipython, magics.session)
+    _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 
 
 def unload_ipython_extension(ipython: Any) -> None:

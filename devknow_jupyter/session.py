@@ -44,7 +44,8 @@ class Session:
         endpoint: As for :class:`~devknow_jupyter.DevKnowClient`; ``None`` lets the client choose
             (``DEVKNOW_ENDPOINT``, else Google's server with a key, else the offline index).
         timeout: Seconds to wait for a reply.
-        on_notices: Called with the client's one-line notices (e.g. "no API key set") when it is built;
+        on_notices: Called with the client's one-line notices when it is built (its no-key notice in the
+            notebook's words, and left out once :meth:`startup_notices` said it);
             the magics show them as notes in the notebook.
         backend: Makes the client's backend in place of ``endpoint`` (called at each build, since closing a
             client closes its backend): e.g. ``lambda: StaticBackend(pages)`` from :mod:`devknow_jupyter.testing`,
@@ -67,6 +68,7 @@ class Session:
         self._token: str | None = None  # a team service's token typed at the prompt (%devknow --token)
         self._client: DevKnowClient | None = None
         self._lock = threading.RLock()
+        self._no_key_said = False  # at %load_ext: then the first client need not say it again
 
     def __repr__(self) -> str:
         state = "connected" if self._client is not None else "idle"
@@ -129,9 +131,34 @@ class Session:
                     announce=False,
                 )
                 self._client = client
-                if self._on_notices is not None and client.notices:
-                    self._on_notices(list(client.notices))
+                notices = self._worded(client)
+                if self._on_notices is not None and notices:
+                    self._on_notices(notices)
             return self._client
+
+    def startup_notices(self) -> list[str]:
+        """What to say when the extension loads: that, with no key set, the offline index answers (then the
+        first client does not say it again). Nothing is built or opened here."""
+        import os
+
+        from .errors import KEY_VARIABLES  # connection.py would import the cache
+        from .hints import no_key_notice
+
+        chosen = self._endpoint or self._backend or self._api_key or os.environ.get("DEVKNOW_ENDPOINT", "").strip()
+        if chosen or any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
+            return []
+        self._no_key_said = True
+        return [no_key_notice("notebook") or ""]
+
+    def _worded(self, client: DevKnowClient) -> list[str]:
+        """The new client's notices, its no-key notice (the first) in the notebook's words."""
+        notices = list(client.notices)
+        if client.endpoint_source == "no key" and notices:
+            from .hints import no_key_notice
+
+            line = no_key_notice("notebook", client.documentation_hint, said=self._no_key_said)
+            notices[:1] = [line] if line else []
+        return notices
 
     def key_source(self, client: DevKnowClient | None = None) -> str:
         """Where the key comes from, by variable name or prompt; never the key itself."""
@@ -153,16 +180,23 @@ class Session:
         except DevKnowError as exc:
             endpoint = split_url_credentials(self._endpoint)[0] if self._endpoint else "auto"
             return SessionStatus([("endpoint", endpoint), ("error", exc.short_message())])
+        try:  # first: the era, and whether the service can be reached, are known after it
+            tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
+        except DevKnowError as exc:
+            tools = f"unavailable: {exc.short_message().splitlines()[0]}"
+        from .status import installed_pack_lines, offline_fallback_line, protocol_line
+
         info = client.status()
         # The magics pass the endpoint as an argument; the user set it in DevKnowMagics.endpoint.
         source = "DevKnowMagics.endpoint" if info["endpoint_source"] == "argument" else info["endpoint_source"]
         rows.append(("endpoint", f"{info['endpoint']} ({source})"))
         rows.append(("backend", str(info["backend"])))
+        rows.append(("protocol", protocol_line(info)))
         rows.append(("API key", self.key_source(client)))
         rows.append(("timeout", f"{info['timeout']:g} s"))
         rows.append(("answered by", info.get("answered_by") or "nothing yet"))
         if info.get("offline_fallback"):
-            rows.append(("offline fallback", "on: the local index answers when the service can't be reached"))
+            rows.append(("offline fallback", offline_fallback_line(info)))
         ttl = info["cache_ttl"]
         rows.append(
             (
@@ -172,15 +206,8 @@ class Session:
                 f"hit rate {info['cache_hit_rate']:.0%} ({info['cache_hits']} hits, {info['cache_misses']} misses)",
             )
         )
-        try:
-            tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
-        except DevKnowError as exc:
-            tools = f"unavailable: {exc.short_message().splitlines()[0]}"
         rows.append(("tools", tools))
-        from .status import protocol_line
-
-        info = {**info, **client.status()}  # after the tools call: the MCP era is known by now
-        rows.insert(2, ("protocol", protocol_line(info)))
+        rows.append(("packs", ", ".join(installed_pack_lines(client.backend)) or "none"))  # as `devknow status`
         return SessionStatus(rows, data={**info, "key_source": self.key_source(client)})
 
     def close(self) -> None:

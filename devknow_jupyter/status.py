@@ -6,9 +6,10 @@ or created here.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-__all__ = ["installed_pack_lines", "protocol_line"]
+__all__ = ["installed_pack_lines", "offline_fallback_line", "protocol_line"]
 
 
 def protocol_line(status: dict[str, Any]) -> str:
@@ -22,6 +23,23 @@ def protocol_line(status: dict[str, Any]) -> str:
     if not era:
         return "MCP (era not known yet: no call has reached the server)"
     return f"MCP, {era} era ({version})" if version else f"MCP, {era} era"
+
+
+def offline_fallback_line(status: dict[str, Any], now: float | None = None) -> str:
+    """What the offline fallback is doing, from ``client.status()``: on standby, or answering while the
+    service is skipped after failing to reach it, with when it is tried next."""
+    next_try = status.get("service_next_try")
+    if next_try is None:
+        return "on: the local index answers when the service can't be reached"
+    now = time.time() if now is None else now
+    since = _clock(status.get("service_unreachable_since") or now)
+    wait = next_try - now
+    when = f"in {max(1, round(wait))} s ({_clock(next_try)})" if wait > 0 else "on the next call"
+    return f"answering: the service could not be reached at {since}; the next try is {when}"
+
+
+def _clock(epoch: float) -> str:
+    return time.strftime("%H:%M:%S UTC", time.gmtime(epoch))
 
 
 def installed_pack_lines(backend: Any) -> list[str]:

@@ -135,7 +135,7 @@ def test_each_error_class_has_its_own_exit_status_and_the_hint_is_printed(
     assert len(set(EXIT_STATUS.values())) == len(EXIT_STATUS) and not {0, 2, 130} & set(EXIT_STATUS.values())
     assert main(["--endpoint", "local", "get", f"{STARTER}/no-such-page"]) == EXIT_STATUS[errors.DocumentNotFoundError]
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == f"devknow: hint: {errors.DocumentNotFoundError([]).hint}"
+    assert err.splitlines()[-1] == f"devknow: hint: {errors.DocumentNotFoundError([]).hint_for('cli')}"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for kind, status in EXIT_STATUS.items():  # the README documents every status
         assert re.search(rf"\|\s*{status}\s*\|\s*`{kind.__name__}`", readme), kind.__name__
@@ -314,6 +314,35 @@ def test_unreachable_endpoint(closed_port_url: str, capsys: pytest.CaptureFixtur
     one_error_line(captured.err)
 
 
+def hint_line(stderr: str) -> str:
+    """The ``devknow: hint:`` line after the one error line."""
+    lines = stderr.strip().splitlines()
+    assert lines[-1].startswith("devknow: hint: "), stderr
+    return lines[-1]
+
+
+def test_the_hints_speak_the_command_lines_words(
+    sdk_server_factory, closed_port_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    slow = sdk_server_factory("--json", "--delay", "3")
+    quota = sdk_server_factory("--answer-quota", "0")
+    hints = []
+    for argv, status in [
+        (["--endpoint", slow.url, "--timeout", "0.5", "search", "bucket"], 10),
+        (["--endpoint", "local", "get", f"{STARTER}/no-such-page"], 7),
+        (["--endpoint", closed_port_url, "search", "bucket"], 9),
+        (["--endpoint", quota.url, "ask", "--no-fallback", "restrict a key"], 5),
+    ]:
+        assert main(argv) == status, argv
+        hints.append(hint_line(capsys.readouterr().err))
+    timeout, names, network, answers = hints
+    assert timeout == "devknow: hint: Raise the timeout, e.g. `--timeout 60`."
+    assert names.endswith("; `devknow search` finds them.")
+    assert network.endswith("or use the offline index with `--endpoint local`.")
+    assert "`devknow search` still works, and `devknow ask` falls back to it." in answers
+    assert not any("%" in hint for hint in hints)  # never a magic or %config on the command line
+
+
 def test_not_an_endpoint(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--endpoint", "ftp://example.com", "search", "x"]) == 3
     assert "Not an MCP endpoint" in one_error_line(capsys.readouterr().err)
@@ -327,8 +356,12 @@ def test_module_and_script_entry_points(sdk_server) -> None:
     assert result.returncode == 0 and json.loads(result.stdout)["results"]
     script = shutil.which("devknow", path=str(Path(sys.executable).parent))
     assert script, "the devknow script is installed next to the interpreter"
-    done = subprocess.run([script, "--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [script, "--endpoint", sdk_server.url, "get", "documents/docs.example.dev/nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 7
     assert one_error_line(done.stderr).startswith("devknow: error: Unknown document")
     bad = run("search")
@@ -348,8 +381,9 @@ def test_serve_without_the_sdk_names_the_extra() -> None:
         "from devknow_jupyter.cli import main\n"
         "sys.exit(main(['serve', '--docs', sys.argv[1]]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(FIXTURE_DOCS)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(FIXTURE_DOCS)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 3
     assert "pip install 'devknow-jupyter[server]'" in one_error_line(done.stderr)
 
@@ -374,3 +408,65 @@ def test_remote_ask_falls_back_to_search_when_the_quota_is_used_up(
     assert "answer quota is used up" in captured.err
     assert json.loads(captured.out)["results"], "search results stand in for the answer"
     assert [call["tool"] for call in server.calls()] == ["answer_query", "search_documents"]
+
+
+def corpus_shaped(folder: Path, pages: int = 4) -> Path:
+    """A folder shaped like ../shared/corpus: pages with front matter in subfolders, a JSON Lines file holding
+    the same pages, and a README.md and MANIFEST.md without front matter."""
+    rows = []
+    for number in range(1, pages + 1):
+        name, uri = f"documents/docs.kiln.test/guide/p{number}", f"https://docs.kiln.test/guide/p{number}"
+        body = f"# Firing {number}\n\nFire the clay to cone {number} and let the kiln cool slowly.\n"
+        page = folder / "kiln" / "guide" / f"p{number}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"---\nname: {name}\nuri: {uri}\ntitle: Firing {number}\n---\n{body}", encoding="utf-8")
+        rows.append({"name": name, "uri": uri, "title": f"Firing {number}", "description": "", "content": body})
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    (folder / "README.md").write_text("# Kiln corpus\n\nThis folder holds pages about the kiln.\n", encoding="utf-8")
+    (folder / "MANIFEST.md").write_text("# Manifest\n\n| source | pages |\n|---|---|\n| kiln | 4 |\n", encoding="utf-8")
+    return folder
+
+
+def test_indexing_a_corpus_shaped_folder_says_each_kind_of_skip_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = corpus_shaped(tmp_path / "corpus")
+    assert main(["index", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("4 added, 0 updated, 0 removed, 0 unchanged, 6 skipped in ")
+    duplicates = [line for line in lines if "duplicate name" in line]
+    assert len(duplicates) == 1 and duplicates[0].startswith(
+        f"  skipped 4 lines alike, the first {folder}/corpus.jsonl:1"
+    )
+    housekeeping = [line for line in lines if "not documentation" in line]
+    assert len(housekeeping) == 1 and housekeeping[0].startswith("  skipped 2 files alike, the first ")
+    assert lines[-1] == "  (--verbose lists every file skipped)" and len(lines) == 5
+
+    assert main(["index", str(folder)]) == 0  # again, nothing changed: nothing to say about any file
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("0 added, 0 updated, 0 removed, 4 unchanged, 0 skipped in ")
+
+    os.utime(folder / "corpus.jsonl")  # touched: read again, and --verbose lists each line
+    assert main(["index", "--verbose", str(folder)]) == 0
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  skipped ")]
+    assert [line.split(": ")[0] for line in listed] == [f"  skipped {folder}/corpus.jsonl:{n}" for n in range(1, 5)]
+
+    assert main(["--json", "search", "kiln", "corpus", "folder", "pages"]) == 0
+    names = [hit["parent"] for hit in json.loads(capsys.readouterr().out)["results"]]
+    assert names and not any(name.startswith("documents/local/") for name in names)  # no README or MANIFEST
+
+
+def test_a_mistyped_subcommand_gets_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serch", "answer", "quota"]) == 2
+    assert (
+        capsys.readouterr()
+        .err.rstrip()
+        .endswith(
+            "invalid choice: 'serch' (choose from 'search', 'get', 'ask', "
+            "'index', 'serve', 'status', 'pack') (did you mean search?)"
+        )
+    )
+    assert main(["pack", "biuld", "go"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("(did you mean build?)")
+    assert main(["zzz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err  # nothing close: no guess

@@ -79,3 +79,14 @@ def test_rest_replies_say_not_found_from_the_status() -> None:
     body = {"error": {"status": "NOT_FOUND", "message": "Requested entity was not found."}}
     assert api_failure(404, body, endpoint="e", tool="get_documents", credentials=None).not_found
     assert not api_failure(400, {"error": {"message": "no"}}, endpoint="e", tool="t", credentials=None).not_found
+
+
+def test_each_front_end_words_the_hint_of_an_errors_advice():
+    timeout = RequestTimeout("no reply within 0.5 s")
+    assert "%config DevKnowMagics.timeout" in timeout.hint and timeout.hint == timeout.hint_for("notebook")
+    assert "--timeout 60" in timeout.hint_for("cli") and "%" not in timeout.hint_for("cli")
+    for error in (AuthenticationError("no"), TransportError("down"), QuotaExceededError("used up")):
+        assert "%" in error.hint and "%" not in error.hint_for("cli"), type(error).__name__
+    own = TransportError("down", hint="Ask the proxy's admin.")  # a hint given to the error is the same everywhere
+    assert own.hint == own.hint_for("cli") == "Ask the proxy's admin."
+    assert DevKnowError("plain").hint is None and DevKnowError("plain").hint_for("cli") is None

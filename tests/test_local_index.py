@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -715,3 +716,45 @@ def test_no_class_of_the_local_index_is_over_400_lines_and_no_function_over_60()
             if isinstance(node, kinds) and node.end_lineno - node.lineno + 1 > limit:
                 too_long.append(f"{path.name}:{node.name}")
     assert too_long == []
+
+
+def test_a_readme_without_front_matter_leaves_once_the_folder_is_mostly_pages_with_it(
+    index: LocalIndex, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "README.md", "# Notes\n\nAbout these notes on quilting.\n")
+    write(docs, "stitches.md", "# Stitches\n\nA running stitch holds two layers.\n")
+    assert index.add_folder(docs).added == 2  # plain notes: the README is one of them
+    assert "documents/local/README" in index.names()
+    for slug in ("binding", "batting", "backing"):
+        write(docs, f"guide/{slug}.md", page(slug, slug.title(), f"# {slug.title()}\n\nHow {slug} works in a quilt.\n"))
+    report = index.add_folder(docs)
+    assert (report.added, report.removed) == (3, 1) and "documents/local/README" not in index.names()
+    assert [path for path, _ in report.skipped] == [str(docs / "README.md")]
+    again = index.add_folder(docs)
+    assert (again.changed, again.skipped, again.skipped_before) == (0, [], 1)
+
+
+def test_a_line_skipped_as_a_duplicate_is_indexed_once_the_page_file_is_gone(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "kiln.md", page("kiln", "Kiln", "# Kiln\n\nFire the clay slowly.\n"))
+    row = {"name": "documents/example.dev/kiln", "title": "Kiln", "content": "# Kiln\n\nFire the clay slowly.\n"}
+    write(docs, "pages.jsonl", json.dumps(row) + "\n")
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        assert len(index.add_folder(docs).skipped) == 1
+        assert index.add_folder(docs).skipped_before == 1
+        (docs / "kiln.md").unlink()
+        report = index.add_folder(docs)  # the name is free now: the unchanged JSON Lines file is read again
+        assert (report.added, report.removed, report.skipped) == (1, 1, [])
+        assert index.names() == ["documents/example.dev/kiln"]
+
+
+def test_a_readme_like_page_with_front_matter_keeps_its_name_before_a_json_line(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "changelog.md", page("changelog", "Changelog", "# Changelog\n\nVersion 2 fires hotter.\n"))
+    row = {"name": "documents/example.dev/changelog", "title": "Changelog", "content": "# Changelog\n\nOld copy.\n"}
+    write(docs, "pages.jsonl", json.dumps(row) + "\n")
+    with LocalIndex(tmp_path / "index.sqlite3") as index:
+        report = index.add_folder(docs)
+        assert report.added == 1 and [path for path, _ in report.skipped] == [f"{docs / 'pages.jsonl'}:1"]
+        assert "hotter" in index.get(["documents/example.dev/changelog"])[0]["content"]

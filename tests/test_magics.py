@@ -881,3 +881,42 @@ def test_a_mistyped_option_gets_did_you_mean(ip):
         ip.run_line_magic("devsearch", "--sorce firebase.google.com sign in")
     with pytest.raises(UsageError, match=r"did you mean --endpoint\?"):
         ip.run_line_magic("devknow", "--endpont local")
+
+
+def test_the_hints_speak_the_notebooks_words(ip, sdk_server_factory):
+    slow = sdk_server_factory("--json", "--delay", "3")
+    use(ip, slow.url)
+    ip.run_line_magic("config", "DevKnowMagics.timeout = 0.5")
+    result, captured = run(ip, "%devsearch bucket")
+    assert type(result.error_in_exec).__name__ == "RequestTimeout"
+    timeout = ANSI.sub("", captured.stdout).strip().splitlines()[-1]
+    assert (
+        timeout.strip()
+        == "Raise the timeout: `%config DevKnowMagics.timeout = 60` (in Python: DevKnowClient(timeout=60))."
+    )
+    use(ip, "local")
+    result, captured = run(ip, "%devget documents/devknow-jupyter.dev/guide/no-such-page")
+    names = ANSI.sub("", captured.stdout).strip().splitlines()[-1]
+    assert isinstance(result.error_in_exec, DocumentNotFoundError) and names.endswith("; %devsearch finds them.")
+    use(ip, f"http://127.0.0.1:{free_port()}/mcp")  # nothing listens there, and no key: no fallback
+    result, captured = run(ip, "%devsearch bucket")
+    network = ANSI.sub("", captured.stdout).strip().splitlines()[-1]
+    assert isinstance(result.error_in_exec, TransportError)
+    assert network.endswith("use the offline index with `%devknow --endpoint local`.")
+    for hint in (timeout, names, network):  # no command-line flag or command
+        assert "--timeout" not in hint and "devknow search" not in hint and "`--" not in hint
+
+
+def test_without_a_key_load_ext_says_so_in_a_rendered_sentence(ip, monkeypatch):
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    _, loaded = run(ip, "%load_ext devknow_jupyter")
+    (notice,) = [o.data for o in loaded.outputs if "offline index" in o.data.get("text/plain", "")]
+    assert notice["text/plain"].startswith("There is no API key set, so the offline index answers. ")
+    assert "<code>%devknow --api-key</code>" in notice["text/html"] and "`" not in notice["text/html"]
+    assert "devknow-msg-info" in notice["text/html"]
+    _, first = run(ip, "%devsearch answer quota")
+    assert "There is no API key set" not in seen(first)  # said once, where the notebook loaded us
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    monkeypatch.setenv("DEVKNOW_API_KEY", "k-load-ext-notice-1")
+    _, loaded = run(ip, "%load_ext devknow_jupyter")
+    assert "offline index" not in seen(loaded)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -26,6 +27,7 @@ from devknow_jupyter.errors import (
     TransportError,
 )
 from devknow_jupyter.fallback import FALLBACK_BACKEND
+from tests.servers.scripted import ScriptedServer, modern_server
 
 KEY = "dk-fallback-SECRET-5e1c0b"
 CACHING = "documents/devknow-jupyter.dev/guide/caching"
@@ -167,3 +169,94 @@ def test_a_site_filter_is_applied_by_the_local_index_when_it_stands_in(closed_po
     assert NOTICE.fullmatch(hits.info.notices[0]) and not any("Filtered here" in n for n in hits.info.notices)
     assert len(none) == 0 and NOTICE.fullmatch(none.info.notices[0]) and len(none.info.notices) == 2
     assert "adk.dev" in none.info.notices[1]  # the local index's own word on a site with no match
+
+
+def _timed(call) -> tuple[float, object]:
+    started = time.perf_counter()
+    value = call()
+    return time.perf_counter() - started, value
+
+
+def test_after_the_service_stops_it_is_skipped_for_a_pause_then_tried_again() -> None:
+    """A server stopped mid-test: the first call finds out (and falls back), the later ones skip the network
+    and take milliseconds, and the first call after the pause reaches the server that is back on its port."""
+    with ScriptedServer(modern_server(lambda call: None)) as server:
+        client = DevKnowClient(server.url, api_key=KEY, offline_retry=1.5)
+        assert client.search_documents("is the service there").info.backend == "remote"
+    port = server.port
+    with client:
+        first, hits = _timed(lambda: client.search_documents("clear the result cache"))
+        assert hits.info.backend == "local" and NOTICE.fullmatch(hits.info.notices[0])
+        status = client.status()
+        assert status["service_next_try"] - status["service_unreachable_since"] == pytest.approx(1.5, abs=0.1)
+        # Something listens on the port now: a call that tried the service would be seen connecting.
+        with socket.socket() as listener:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", port))
+            listener.listen(8)
+            listener.setblocking(False)
+            later = [
+                _timed(lambda: client.search_documents("clear the result cache"))[0],
+                _timed(lambda: client.get_documents([CACHING]))[0],
+                _timed(lambda: client.answer_query("How do I clear the cache?"))[0],
+                _timed(lambda: client.search_documents("invalidate cached results"))[0],
+            ]
+            with pytest.raises(BlockingIOError):
+                listener.accept()  # nobody connected during the pause
+        print(f"first call {first * 1000:.0f} ms; later calls {', '.join(f'{t * 1000:.1f}' for t in later)} ms")
+        assert max(later) < 0.2, later
+        skipped = client.search_documents("clear the result cache")
+        assert NOTICE.fullmatch(skipped.info.notices[0]) and "not tried again for" in skipped.info.notices[0]
+        time.sleep(max(0.0, client.status()["service_next_try"] - time.time()) + 0.1)
+        with ScriptedServer(modern_server(lambda call: None), port=port) as back:
+            again = client.search_documents("clear the result cache")
+            assert again.info.backend == "remote" and not again.info.notices
+            assert back.rpc_methods() and client.status()["service_next_try"] is None
+
+
+def test_failed_tries_lengthen_the_pause(closed_port_url: str) -> None:
+    with DevKnowClient(closed_port_url, api_key=KEY, offline_retry=0.3) as client:
+        client.search_documents("clear the result cache")
+        first = client.status()
+        time.sleep(0.4)
+        client.search_documents("clear the result cache")  # tried again, refused again
+        second = client.status()
+    assert first["service_next_try"] - first["service_unreachable_since"] == pytest.approx(0.3, abs=0.1)
+    assert second["service_unreachable_since"] == first["service_unreachable_since"]
+    assert second["service_next_try"] - time.time() > 0.4  # 0.6 s after the second failure
+
+
+def test_devknow_says_when_the_service_is_tried_next(ip, closed_port_url: str, monkeypatch) -> None:
+    monkeypatch.setenv("DEVKNOW_API_KEY", KEY)
+    ip.run_line_magic("config", f"DevKnowMagics.endpoint = {closed_port_url!r}")
+    assert "Connection refused" in dict(ip.run_line_magic("devknow", "").rows)["tools"]  # the try that failed
+    with capture_output():
+        took = [_timed(lambda: ip.run_cell("%devsearch clear the result cache"))[0] for _ in range(3)]
+    assert max(took[1:]) < 0.25, took  # the first opens the local index; none waits for the network
+    row = dict(ip.run_line_magic("devknow", "").rows)["offline fallback"]
+    assert re.fullmatch(
+        r"answering: the service could not be reached at \d\d:\d\d:\d\d UTC; "
+        r"the next try is in \d+ s \(\d\d:\d\d:\d\d UTC\)",
+        row,
+    ), row
+
+
+def test_the_panels_searches_skip_the_unreachable_service_too(tmp_path, closed_port_url: str) -> None:
+    from tests.conftest import stop_process
+    from tests.test_labext import start_jupyter_server
+
+    server = start_jupyter_server(
+        tmp_path, config={"DevKnowServer": {"endpoint": closed_port_url}}, env={"DEVKNOW_API_KEY": KEY}
+    )
+    try:
+        took = []
+        for query in ("clear the result cache", "invalidate cached results", "cache size", "cache hit rate"):
+            elapsed, (status, reply, text) = _timed(
+                lambda q=query: server.call("GET", f"search?query={q.replace(' ', '%20')}")
+            )
+            assert status == 200 and reply["info"]["backend"] == "local" and KEY not in text
+            took.append(elapsed)
+    finally:
+        stop_process(server.proc)
+    print(f"panel searches: {', '.join(f'{t * 1000:.0f}' for t in took)} ms")
+    assert max(took[1:]) < 0.5, took  # after the first, none waits for the network (about 1 s each before)

@@ -90,3 +90,11 @@ def test_the_magics_protocol_row_names_the_mcp_era(sdk_server, ip, monkeypatch: 
     monkeypatch.setenv("DEVKNOW_ENDPOINT", "local")
     ip.run_line_magic("devknow", "--endpoint local")
     assert dict(ip.run_line_magic("devknow", "").rows)["protocol"] == "local index (no network)"
+
+
+def test_the_magics_list_the_installed_packs_as_devknow_status_does(ip, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("DEVKNOW_ENDPOINT", "local")
+    assert dict(ip.run_line_magic("devknow", "").rows)["packs"] == "none"
+    packs.add(notes_pack(tmp_path))
+    ip.run_line_magic("devknow", "--endpoint local")
+    assert dict(ip.run_line_magic("devknow", "").rows)["packs"] == "notes (1 page)"

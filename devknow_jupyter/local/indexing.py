@@ -1,7 +1,8 @@
 """``FolderIndexing``: indexing runs over folders of Markdown and JSON Lines files, and documents from elsewhere.
 
 Reindexing a folder is incremental (a file whose size and mtime are unchanged is not read; one whose
-bytes hash the same is not re-chunked; deleted files are removed) and transactional: documents are
+bytes hash the same is not re-chunked; deleted files are removed; a file skipped before and unchanged since
+is not read or reported again while nothing else in the folder changed) and transactional: documents are
 written in batches, each batch one transaction with each document's row, passages and index entries,
 so a crash or Ctrl-C at any moment leaves the index consistent, and the next run picks up where the
 last committed batch ended. What a run did is an :class:`IndexReport`.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from .database import _JSONL_MARK, _duplicate, _Page, _reports_failures, _Skip, 
 from .frontmatter import FrontMatterError, page_date, split_front_matter
 from .ranker_cache import RankerCache
 from .reading import JSONL_SUFFIXES, Unreadable, jsonl_documents, open_document, size_text, walk_folder
+from .skips import SkipMemory
 
 #: Files larger than this are skipped (with a reason): no documentation page is this big.
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -31,6 +34,27 @@ LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
 # Commit at least this often while indexing, so an interrupted run keeps most of its work.
 BATCH_DOCUMENTS = 400
 BATCH_SECONDS = 2.0
+
+#: Markdown files with these names (any case, any suffix) and no front matter, in a folder whose pages mostly
+#: have it, describe the folder rather than document anything: they are skipped (``not documentation``).
+HOUSEKEEPING_NAMES = frozenset(
+    {
+        "readme",
+        "manifest",
+        "license",
+        "licence",
+        "changelog",
+        "changes",
+        "contributing",
+        "code_of_conduct",
+        "security",
+        "notice",
+        "authors",
+        "copying",
+    }
+)
+# The meta key of a folder's content skips: {file: [mtime_ns, size, skips]}, so an unchanged file is not re-read.
+_SKIPS_KEY = "skipped_files:{root}"
 
 ProgressHook = Callable[[str, int, int], None]
 
@@ -42,7 +66,8 @@ class IndexReport:
     ``added``/``updated`` documents were (re-)chunked; ``unchanged`` ones were not touched;
     ``removed`` ones are gone (their file was deleted); ``skipped`` lists ``(path, reason)`` for files
     that could not be indexed; ``warnings`` lists ``(path, note)`` for files indexed with a repair
-    (e.g. invalid UTF-8 replaced). ``chunks`` counts passages written.
+    (e.g. invalid UTF-8 replaced). ``chunks`` counts passages written. ``skipped_before`` counts the skips of
+    files unchanged since the run that reported them (not read, nor listed, again).
     """
 
     added: int = 0
@@ -53,6 +78,7 @@ class IndexReport:
     seconds: float = 0.0
     warnings: list[tuple[str, str]] = field(default_factory=list)
     chunks: int = 0
+    skipped_before: int = 0
 
     @property
     def changed(self) -> int:
@@ -75,6 +101,33 @@ class IndexReport:
         self.skipped += other.skipped
         self.warnings += other.warnings
         self.seconds += other.seconds
+        self.skipped_before += other.skipped_before
+
+    def skip_lines(self, *, verbose: bool = False) -> list[str]:
+        """``skipped`` as lines to show: one per kind of reason with a count where several share it (say
+        2,502 duplicate names), each file with ``verbose``, when alone of its kind, or when it was refused for
+        what it is (a device, a symlink leading out, unreadable): those are each worth a look."""
+        kinds: dict[str, list[tuple[str, str]]] = {}
+        for path, reason in self.skipped:
+            kinds.setdefault(skip_kind(reason), []).append((path, reason))
+        lines = []
+        for items in kinds.values():
+            if verbose or len(items) == 1 or items[0][1].startswith(_REFUSALS):
+                lines += [f"skipped {path}: {reason}" for path, reason in items]
+                continue
+            unit = "lines" if all(_LINE_OF_FILE.search(path) for path, _ in items) else "files"
+            first, why = items[0]
+            lines.append(f"skipped {len(items):,} {unit} alike, the first {first}: {why}")
+        return lines
+
+
+_REFUSALS = ("not a regular file", "a symlink", "a broken symlink", "cannot read")  # reading.py's refusals
+_LINE_OF_FILE = re.compile(r":\d+$")  # "pages.jsonl:12": one line of a JSON Lines file
+
+
+def skip_kind(reason: str) -> str:
+    """The kind of a skip's reason, without the names and paths it quotes: ``duplicate name``, ``empty file``."""
+    return re.split(r"[:']", reason, maxsplit=1)[0].strip() or reason
 
 
 class FolderIndexing(RankerCache):
@@ -133,9 +186,13 @@ class FolderIndexing(RankerCache):
             }
             # Removals first: a file renamed to take over a deleted file's document name then just works.
             self._remove_missing(root, {str(path) for path in files}, report)
+            skips_key = _SKIPS_KEY.format(root=root)
+            self._skips, self._held = SkipMemory(self.get_meta(skips_key)), []
             self._index_files(root, files, known, report, progress)
             with self._transaction() as db:
                 db.execute("UPDATE folders SET indexed = ? WHERE path = ?", (time.time(), str(root)))
+            if self._skips.dumps() != self._skips.saved:
+                self.set_meta(skips_key, self._skips.dumps())
             self._tidy_after(report)
         report.seconds = time.perf_counter() - started
         return report
@@ -164,11 +221,13 @@ class FolderIndexing(RankerCache):
         try:
             for done, path in enumerate(files, 1):
                 if path.suffix.lower() in JSONL_SUFFIXES:
+                    self._settle_held(root, report)  # Markdown first: a README-like page keeps its name too
                     self._index_jsonl(root, path, known, report)
                 else:
                     self._wrote(self._index_file(root, path, known.get(str(path)), report))
                 if progress is not None:
                     progress(str(path), done, len(files))
+            self._settle_held(root, report)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -184,14 +243,27 @@ class FolderIndexing(RankerCache):
             self._db.execute("BEGIN IMMEDIATE")
             self._batch_started, self._in_batch = time.monotonic(), 0
 
-    def _index_file(self, root: Path, path: Path, known: tuple[Any, ...] | None, report: IndexReport) -> int:
-        """Index one file inside the open transaction; returns 1 when it wrote something."""
+    def _index_file(
+        self, root: Path, path: Path, known: tuple[Any, ...] | None, report: IndexReport, housekeeping: str = "hold"
+    ) -> int:
+        """Index one file inside the open transaction; returns 1 when it wrote something.
+
+        ``housekeeping``: what to do with a README-like file (:data:`HOUSEKEEPING_NAMES`): ``"hold"`` it until
+        the folder's pages are counted (:meth:`_settle_held`), ``"index"`` it, or ``"drop"`` it when it has no
+        front matter (and remove the page it gave before).
+        """
         shown = str(path)
+        if housekeeping == "hold" and path.stem.lower() in HOUSEKEEPING_NAMES:
+            self._held.append((path, known))
+            return 0
         kept = " (the version indexed before is kept)" if known is not None else ""
         try:
             with open_document(path, root, follow_symlinks=self._follow_symlinks) as opened:
                 stat = opened.stat
-                if known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size:
+                if self._skips.as_before(shown, stat, report):
+                    return 0
+                unchanged = known is not None and known[1] == stat.st_mtime_ns and known[2] == stat.st_size
+                if unchanged and housekeeping != "drop":
                     report.unchanged += 1
                     return 0
                 if stat.st_size > self.max_file_bytes:  # said at once; the read below is bounded anyway
@@ -204,6 +276,11 @@ class FolderIndexing(RankerCache):
         except OSError as exc:
             report.skipped.append((shown, f"cannot read: {exc.strerror or exc}{kept}"))
             return 0
+        if housekeeping == "drop" and not _has_front_matter(raw):
+            return self._drop_housekeeping(path, known, stat, report)
+        if unchanged:
+            report.unchanged += 1
+            return 0
         digest = hashlib.sha256(raw).hexdigest()
         if known is not None and known[3] == digest:  # touched but not changed: don't re-chunk
             self._db.execute(
@@ -212,12 +289,41 @@ class FolderIndexing(RankerCache):
             )
             report.unchanged += 1
             return 1
+        skips = len(report.skipped)
         try:
             page = self._read_page(root, path, raw, report)
         except _Skip as exc:
             report.skipped.append((shown, f"{exc}{kept}"))
+            self._skips.mark(shown, stat, 1)
             return 0
-        return self._write_file_page(page, digest, report, shown, root=str(root), path=shown, stat=stat)
+        wrote = self._write_file_page(page, digest, report, shown, root=str(root), path=shown, stat=stat)
+        self._skips.mark(shown, stat, len(report.skipped) - skips)
+        return wrote
+
+    def _settle_held(self, root: Path, report: IndexReport) -> None:
+        """Index the README-like files held back, or drop those without front matter when most of the folder's
+        pages have it (named by their front matter, not after their path)."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        paths = {str(path) for path, _ in held}
+        sql = "SELECT path, name FROM documents WHERE root = ? AND instr(path, ?) = 0"
+        rows = [(path, name) for path, name in self._db.execute(sql, (str(root), _JSONL_MARK)) if path not in paths]
+        named = sum(1 for _, name in rows if not name.startswith(LOCAL_PREFIX))
+        mode = "drop" if named > len(rows) - named else "index"
+        for path, known in held:
+            self._wrote(self._index_file(root, path, known, report, housekeeping=mode))
+
+    def _drop_housekeeping(self, path: Path, known: tuple[Any, ...] | None, stat: Any, report: IndexReport) -> int:
+        """Skip a README-like file without front matter, and remove the page it gave before; returns 1 if removed."""
+        reason = "not documentation: no front matter, unlike most pages in this folder (add front matter to index it)"
+        report.skipped.append((str(path), reason))
+        self._skips.mark(str(path), stat, 1)
+        if known is None:
+            return 0
+        self._delete(known[0])
+        report.removed += 1
+        return 1
 
     def _write_file_page(self, page: _Page, digest: str, report: IndexReport, shown: str, **where: Any) -> int:
         """Write a page read from a file and count it; returns 1, or 0 when it was skipped (and reported)."""
@@ -269,10 +375,15 @@ class FolderIndexing(RankerCache):
         prefix = f"{path}{_JSONL_MARK}"
         mine = {key: row for key, row in known.items() if key.startswith(prefix)}
         seen: dict[str, int] = {}
+        skips = len(report.skipped)
         try:
             with open_document(path, root, follow_symlinks=self._follow_symlinks) as opened:
                 stat = opened.stat
-                if mine and all(row[1] == stat.st_mtime_ns and row[2] == stat.st_size for row in mine.values()):
+                rows_unchanged = all(row[1] == stat.st_mtime_ns and row[2] == stat.st_size for row in mine.values())
+                if rows_unchanged and self._skips.as_before(str(path), stat, report):
+                    report.unchanged += len(mine)
+                    return
+                if rows_unchanged and mine and self._skips.record(str(path), stat) is None:
                     report.unchanged += len(mine)
                     return
                 lines = opened.lines(self.max_file_bytes)
@@ -290,6 +401,7 @@ class FolderIndexing(RankerCache):
         except OSError as exc:
             report.skipped.append((str(path), f"cannot read: {exc.strerror or exc}"))
             return
+        self._skips.mark(str(path), stat, len(report.skipped) - skips)
         for key, row in mine.items():
             if key[len(prefix) :] not in seen:  # a line that is gone (or now bad)
                 self._delete(row[0])
@@ -417,6 +529,11 @@ def _front_matter_date(raw: bytes) -> int | None:
         return page_date(split_front_matter(raw.decode("utf-8", errors="replace")).meta)[0]
     except FrontMatterError:
         return None
+
+
+def _has_front_matter(raw: bytes) -> bool:
+    """Whether a file's text opens with a front matter block (a broken one counts: it is reported as such)."""
+    return re.match(rb"---[ \t]*\r?\n", raw.removeprefix(b"\xef\xbb\xbf")) is not None
 
 
 def _indexed_root(folder: str | os.PathLike[str]) -> Path:

@@ -59,10 +59,10 @@ Handler = Callable[[Call], "Response | Awaitable[Response]"]
 class ScriptedServer:
     """Serve ``handler`` on a free loopback port while the ``with`` block runs."""
 
-    def __init__(self, handler: Handler, **uvicorn_options: Any) -> None:
+    def __init__(self, handler: Handler, *, port: int | None = None, **uvicorn_options: Any) -> None:
         self.handler = handler
         self.calls: list[Call] = []
-        self.port = free_port()
+        self.port = port or free_port()  # a port of its own: e.g. a server back where one was stopped
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         config = uvicorn.Config(
             self._app,
