@@ -29,7 +29,11 @@ NEVER = re.compile(r"(^|/)(node_modules|__pycache__|\.ipynb_checkpoints)/|\.pyc$
 
 
 def tracked(*folders: str) -> list[str]:
-    """The files git tracks under ``folders`` of this checkout."""
+    """The files git tracks under ``folders`` of this checkout (all their files in an unpacked sdist)."""
+    if not (ROOT / ".git").exists():
+        found = (path for folder in folders for path in (ROOT / folder).rglob("*") if path.is_file())
+        kept = (path for path in found if not NEVER.search(path.as_posix()) and not path.is_relative_to(PANEL_BUILD))
+        return [path.relative_to(ROOT).as_posix() for path in kept]  # the panel's build is git-ignored
     out = subprocess.run(["git", "ls-files", "-z", "--", *folders], cwd=ROOT, capture_output=True, check=True)
     return [name for name in out.stdout.decode().split("\0") if name and (ROOT / name).is_file()]
 
