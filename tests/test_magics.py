@@ -806,7 +806,9 @@ def _widget_of(data: dict):
 
     from devknow_jupyter import display
 
-    registry = getattr(widget, "_instances", None) or widget.Widget.widgets
+    # Where ipywidgets keeps its live widgets: _instances since 8.1, Widget.widgets before, _active_widgets in 8.0.0.
+    registry = getattr(widget, "_instances", None) or getattr(widget.Widget, "widgets", None)
+    registry = registry or widget.Widget._active_widgets
     return registry[data[display.WIDGET_MIME]["model_id"]]
 
 

@@ -52,3 +52,10 @@ def built_dists(tmp_path_factory: pytest.TempPathFactory) -> BuiltDists:
             wheels, sdists = sorted(folder.glob("*.whl")), sorted(folder.glob("*.tar.gz"))
     (wheel,), (sdist,) = wheels, sdists
     return BuiltDists(wheel=wheel, sdist=sdist)
+
+
+def no_node_env(tmp: Path) -> dict[str, str]:
+    """This environment with PATH reduced to an empty folder: no node, npm or jlpm can be found."""
+    empty = tmp / "no-node-bin"
+    empty.mkdir(exist_ok=True)
+    return {**os.environ, "PATH": str(empty)}
