@@ -70,10 +70,13 @@ SETS: dict[str, tuple[tuple[Path, ...], str]] = {
     # Set G: written blind (random pages), scored once with the settings frozen at commit 3a3eb7b, tuned on by nobody.
     "G": (tuple(QUESTIONS / f"corpus-g{part}.json" for part in (1, 2, 3)), "main"),
     "extra-g": ((QUESTIONS / "extra-g.json",), "extra"),
+    # Set H: written blind on a seeded random sample of pages in proportion to each source (mostly how-to and
+    # pasted errors: issue 27), held out; scored once with the ranking of this session's end, tuned on by nobody.
+    "H": ((QUESTIONS / "corpus-h.json",), "main"),
 }
 KINDS = ("keyword", "howto", "paraphrase", "error", "identifier")
 #: The sets settings were chosen on (``bench/tune_ranking.py``); the goal is checked on the others only.
-DEVELOPMENT = frozenset(SETS) - {"G", "extra-g"}
+DEVELOPMENT = frozenset(SETS) - {"G", "extra-g", "H"}
 MARGIN_MRR, MARGIN_RECALL = 0.04, -0.02
 
 __all__ = [
