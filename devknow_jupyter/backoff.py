@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from .errors import TransportError
+from .errors import DevKnowError, TransportError
 
 __all__ = ["FIRST_PAUSE", "LONGEST_PAUSE", "BackoffState", "ServiceBackoff"]
 
@@ -80,6 +82,24 @@ class ServiceBackoff:
             since = self._state.down_since if self._state is not None else time.time()
             self._resume_at = time.monotonic() + pause
             self._state = BackoffState(since, time.time() + pause, reason, failures)
+
+    def call(self, call: Callable[[], Any], *, watching: bool) -> Any:
+        """``call`` on the service, unless it is being skipped after a failure to reach it (the caller's local
+        index then answers at once); a failure to reach it starts or lengthens that pause, a reply ends it.
+        ``watching``: whether the pause applies at all (only while a local index stands in)."""
+        skipped = self.skip() if watching else None
+        if skipped is not None:
+            raise skipped
+        try:
+            value = call()
+        except DevKnowError as exc:
+            if watching and isinstance(exc, TransportError) and exc.unreachable:
+                self.failed(exc)
+            else:
+                self.reached()  # the server's own refusal: it is there
+            raise
+        self.reached()
+        return value
 
     def reached(self) -> None:
         """The service replied: try it on every call again."""

@@ -362,7 +362,7 @@ class DevKnowClient:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
         self._check_open()
         # As for tool calls: no keyless request to Google's server, and none while the service is skipped.
-        return self._reach(lambda: self._link.list_tools(refresh=refresh))
+        return self._backoff.call(lambda: self._link.list_tools(refresh=refresh), watching=self.offline_fallback)
 
     # -- status and lifecycle -------------------------------------------------------------------
 
@@ -373,22 +373,7 @@ class DevKnowClient:
         ``"remote"``, ``"local"`` or ``"local (offline fallback)"``; None before the first), whether the
         offline fallback is on and, while the service is skipped after failing to reach it, since when and when
         it is tried next (``service_unreachable_since``, ``service_next_try``: epoch seconds, else None)."""
-        backoff = self._backoff.state() if self.offline_fallback else None
-        return {
-            "endpoint": self.endpoint,
-            "endpoint_source": self.endpoint_source,
-            "backend": self.backend_kind,
-            "protocol": getattr(self._backend, "protocol", "mcp") if self.backend_kind == "remote" else "local",
-            "era": getattr(self._backend, "era", None),
-            "protocol_version": getattr(self._backend, "protocol_version", None),
-            "key_source": self.key_source or ("access token" if self._access_token else None),
-            "timeout": self.timeout,
-            "answered_by": self.answered_by,
-            "offline_fallback": self.offline_fallback,
-            "service_unreachable_since": backoff.down_since if backoff else None,
-            "service_next_try": backoff.next_try if backoff else None,
-            **_cache_figures(self.cache.stats()),
-        }
+        return _status_of(self)
 
     def close(self) -> None:
         """End the server session and release connections. The client cannot be used afterwards."""
@@ -422,25 +407,7 @@ class DevKnowClient:
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         self._check_open()
         # On the REST surface when the MCP server refuses us.
-        return self._reach(lambda: self._link.call_tool(tool, arguments))
-
-    def _reach(self, call: Callable[[], Any]) -> Any:
-        """``call`` on the service, unless it is being skipped after a failure to reach it (the local index
-        then answers at once); a failure to reach it starts or lengthens that pause, a reply ends it."""
-        backing_off = self.offline_fallback  # only while the local index stands in: else every error is said
-        skipped = self._backoff.skip() if backing_off else None
-        if skipped is not None:
-            raise skipped
-        try:
-            value = call()
-        except DevKnowError as exc:
-            if backing_off and is_unreachable(exc):
-                self._backoff.failed(exc)
-            else:
-                self._backoff.reached()  # the server's own refusal: it is there
-            raise
-        self._backoff.reached()
-        return value
+        return self._backoff.call(lambda: self._link.call_tool(tool, arguments), watching=self.offline_fallback)
 
     def _falls_back(self, exc: TransportError) -> bool:
         return self.offline_fallback and is_unreachable(exc)
@@ -488,6 +455,27 @@ class DevKnowClient:
             from_cache=from_cache,
             notices=notices,
         )
+
+
+def _status_of(client: DevKnowClient) -> dict[str, Any]:
+    """:meth:`DevKnowClient.status`'s figures (a function of its own: the class stays within its size)."""
+    backoff = client._backoff.state() if client.offline_fallback else None
+    remote = client.backend_kind == "remote"
+    return {
+        "endpoint": client.endpoint,
+        "endpoint_source": client.endpoint_source,
+        "backend": client.backend_kind,
+        "protocol": getattr(client._backend, "protocol", "mcp") if remote else "local",
+        "era": getattr(client._backend, "era", None),
+        "protocol_version": getattr(client._backend, "protocol_version", None),
+        "key_source": client.key_source or ("access token" if client._access_token else None),
+        "timeout": client.timeout,
+        "answered_by": client.answered_by,
+        "offline_fallback": client.offline_fallback,
+        "service_unreachable_since": backoff.down_since if backoff else None,
+        "service_next_try": backoff.next_try if backoff else None,
+        **_cache_figures(client.cache.stats()),
+    }
 
 
 def _say_once(notices: list[str], line: str, announce: bool) -> None:

@@ -92,7 +92,7 @@ def test_sdist_holds_the_tests_the_sources_and_the_prebuilt_panel(built_dists: B
     # Only what belongs to the package and its tests: no benchmarks, notebooks, CI or binder files.
     assert {n.split("/", 1)[0] for n in names} == {
         "devknow_jupyter", "tests", "labextension", "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE",
-        "PKG-INFO", ".gitignore",
+        "PKG-INFO", ".gitignore", "deploy",
     }
 
 
