@@ -50,7 +50,7 @@ def documents_reply(docs: Any) -> dict[str, Any]:
 def _document_item(doc: Any) -> dict[str, Any]:
     from ..render.static import sectioned_page_html
 
-    page, parts = sectioned_page_html(doc, toc_min_headings=2)
+    page, parts = sectioned_page_html(doc, toc_min_headings=2, sources=False)  # less for the lab to sanitize
     item = {**doc.to_dict(), "html": page}
     if parts is not None and parts.pending:
         item["sections"] = {"number": parts.number, "pending": list(parts.pending)}

@@ -241,18 +241,20 @@ def numbered(fragment: str, page: Outline, number: int) -> str:
     )
 
 
-def _placeholder(page: Outline, index: int, number: int) -> str:
+def _placeholder(page: Outline, index: int, number: int, sources: bool = True) -> str:
     """A section not rendered yet: its headings (ids kept, so anchors land), each followed by its Markdown
-    source as escaped text."""
+    source as escaped text (with ``sources``; without, the headings alone: less to send and sanitize)."""
     section = page.sections[index]
     parts = [f'<section class="{PENDING_CLASS}" data-dk-section="{index}">']
     cuts = [page.offsets[i] for i in section.headings]
-    if not cuts or cuts[0] > section.start:
+    if sources and (not cuts or cuts[0] > section.start):
         parts.append(_source_block(page.text[section.start : cuts[0] if cuts else section.end]))
     for position, i in enumerate(section.headings):
         entry = page.toc[i]
         ident = html.escape(entry.id.replace(page.prefix, f"{page.prefix}{number:x}-", 1), quote=True)
         parts.append(f'<h{entry.level} id="{ident}">{html.escape(entry.text)}</h{entry.level}>')
+        if not sources:
+            continue
         end = cuts[position + 1] if position + 1 < len(cuts) else section.end
         _, _, body = page.text[cuts[position] : end].partition("\n")
         if _SETEXT.match(body.partition("\n")[0]):  # the heading's underline
@@ -288,10 +290,12 @@ class PageParts:
 
 
 def page_parts(
-    text: str, *, base_url: str | None = None, first_chars: int = FIRST_CHARS, max_chars: int | None = None
+    text: str, *, base_url: str | None = None, first_chars: int = FIRST_CHARS, max_chars: int | None = None,
+    sources: bool = True,
 ) -> PageParts:
-    """The page with its first sections rendered (at least ``first_chars`` characters, whole sections) and
-    the others as placeholders, up to about ``max_chars`` characters (whole sections; None: all)."""
+    """The page with its first sections rendered (whole sections within ``first_chars`` characters, at least
+    one) and the others as placeholders (holding their source, with ``sources``), up to about ``max_chars``
+    characters (whole sections; None: all)."""
     from .markdown import _outputs
 
     page = outline(text or "", base_url)
@@ -305,7 +309,7 @@ def page_parts(
         if index == 0 or section.end <= first_chars:
             parts.append(section_html(page, index, number))
         else:
-            parts.append(_placeholder(page, index, number))
+            parts.append(_placeholder(page, index, number, sources))
             pending.append(index)
         shown = section.end
         toc += [page.toc[i] for i in section.headings]

@@ -343,6 +343,10 @@ def document_body_html(
     return out, rendered.truncated
 
 
+#: A long page's contents list goes down to level 3 headings unless that makes more entries than this.
+TOC_ENTRIES = 500
+
+
 def _in_sections(doc: Document, max_chars: int | None) -> bool:
     """Whether the static views show ``doc`` in sections: when it is long and the cut (``max_chars``) is past
     the first part. No cut (0 or None) asks for the whole page rendered, whatever it costs."""
@@ -350,11 +354,14 @@ def _in_sections(doc: Document, max_chars: int | None) -> bool:
 
 
 def _sectioned_body(
-    doc: Document, *, max_chars: int | None, toc_min_headings: int, static: bool
+    doc: Document, *, max_chars: int | None, toc_min_headings: int, static: bool, sources: bool = True
 ) -> tuple[str, bool, PageParts]:
-    """A long page's first sections rendered, the rest as placeholders (:mod:`.sections`), its whole contents."""
-    parts = page_parts(doc.content, base_url=doc.uri, max_chars=max_chars)
-    toc = toc_html(parts.toc, limit=None) if toc_min_headings and len(parts.toc) >= toc_min_headings else ""
+    """A long page's first sections rendered, the rest as placeholders (:mod:`.sections`), its whole contents
+    (down to level 3, or 2 when that would list more than :data:`TOC_ENTRIES`)."""
+    parts = page_parts(doc.content, base_url=doc.uri, max_chars=max_chars, sources=sources)
+    depth = 3 if sum(entry.level <= 3 for entry in parts.toc) <= TOC_ENTRIES else 2
+    toc = toc_html(parts.toc, max_level=depth, limit=None) if toc_min_headings and len(
+        parts.toc) >= toc_min_headings else ""
     out = f'{toc}<div class="devknow-body">{parts.html}</div>'
     truncated = parts.shown_chars < parts.total_chars
     if truncated:
@@ -363,14 +370,18 @@ def _sectioned_body(
     return out, truncated, parts
 
 
-def sectioned_page_html(doc: Document, *, toc_min_headings: int = 4) -> tuple[str, PageParts | None]:
+def sectioned_page_html(
+    doc: Document, *, toc_min_headings: int = 4, sources: bool = True
+) -> tuple[str, PageParts | None]:
     """A page as the live views show it: the whole page, long ones in sections filled on demand (the parts
-    say which are pending, and the output number :func:`.sections.section_html` needs)."""
+    say which are pending, and the output number :func:`.sections.section_html` needs). ``sources``: the
+    placeholders hold their Markdown source as text (False: their headings only)."""
     head = document_header_html(doc)
     if len(doc.content) <= FIRST_CHARS:
         body, _ = document_body_html(doc, toc_min_headings=toc_min_headings, static=False)
         return f'<div class="devknow-doc">{head}{body}</div>', None
-    body, _, parts = _sectioned_body(doc, max_chars=None, toc_min_headings=toc_min_headings, static=False)
+    body, _, parts = _sectioned_body(doc, max_chars=None, toc_min_headings=toc_min_headings, static=False,
+                                     sources=sources)
     return f'<div class="devknow-doc">{head}{body}</div>', parts
 
 
