@@ -44,9 +44,9 @@ from .markdown import (
 __all__ = ["FIRST_CHARS", "SECTION_CHARS", "Outline", "outline", "page_parts", "section_html"]
 
 #: Characters of a page rendered at once (whole sections, at least one); the rest waits for its turn.
-FIRST_CHARS = 6_000
+FIRST_CHARS = 4_000
 #: Sections are at least about this long (short sections are merged with the next ones).
-SECTION_CHARS = 4_000
+SECTION_CHARS = 3_000
 #: The class of a section not rendered yet (its ``data-dk-section`` attribute holds its number).
 PENDING_CLASS = "devknow-pending"
 
@@ -191,7 +191,8 @@ def outline(text: str, base_url: str | None = None) -> Outline:
     cut = next(pending, None)
     for offset, level, label, given, splits in [*headings, (len(text), 0, "", None, False)]:
         while cut is not None and cut <= offset:  # a long run without headings: cut it at paragraphs
-            if cut - starts[-1][0] >= 2 * SECTION_CHARS:
+            run = cut - starts[-1][0]
+            if run >= 2 * SECTION_CHARS or (run >= SECTION_CHARS and not starts[-1][1]):
                 starts.append((cut, []))
             cut = next(pending, None)
         if not level:
