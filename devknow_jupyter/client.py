@@ -46,6 +46,7 @@ from .hints import no_key_notice
 from .models import Answer, Document, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .offline_copy import OfflineCopy
+from .registry import find_entry
 from .search_filters import normalize_sources
 from .search_request import keep_hits, plan_answer, plan_search
 
@@ -153,7 +154,8 @@ class DevKnowClient:
         self._fallback = OfflineFallback()
         self._backoff = ServiceBackoff(offline_retry)
         self.answered_by: str | None = None  # which backend gave the last tool answer (see status())
-        self._batcher = DocumentBatcher(self._get_batch, self.cache, self._cache_scope, max_workers)
+        get = lambda names: self._call("get", lambda backend: backend.get(names))  # noqa: E731
+        self._batcher = DocumentBatcher(get, self.cache, self._cache_scope, max_workers)
         self._lock = threading.RLock()
         self._closed = False
         self._fallback_notices: list[str] = []  # said once more on the next result
@@ -354,6 +356,15 @@ class DevKnowClient:
         results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
         return results
 
+    def run_tool(self, tool: str, text: str, *, refresh: bool = False) -> Any:
+        """Run a registry tool beyond the three (by name or ``face`` verb, :mod:`.registry`) on ``text``; its model."""
+        entry = find_entry(tool)
+        if entry is None:
+            raise ConfigurationError(f"No tool {tool!r} is registered.", hint="registry.register adds one.")
+        self._check_open()
+        request, operation = entry.request({entry.text_field: text}), entry.operation
+        return self._cached(operation, request, refresh, lambda backend: backend.invoke(operation, request))[0]
+
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
         self._check_open()
@@ -404,9 +415,6 @@ class DevKnowClient:
         """One typed request on the backend in use (on the REST surface when the MCP server refuses us)."""
         self._check_open()
         return self._backoff.call(lambda: self._link.run(operation, call), watching=self.offline_fallback)
-
-    def _get_batch(self, names: list[str]) -> Documents:
-        return self._call("get", lambda backend: backend.get(names))
 
     def _falls_back(self, exc: TransportError) -> bool:
         return self.offline_fallback and is_unreachable(exc)

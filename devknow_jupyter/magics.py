@@ -675,6 +675,9 @@ def load_ipython_extension(ipython: Any) -> None:
     from .completion import install
 
     install(ipython, magics)
+    from .tool_faces import register_magics
+
+    register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
     register_session(ipython, magics.session)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 

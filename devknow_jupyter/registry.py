@@ -31,6 +31,7 @@ __all__ = [
     "entries",
     "entry_for",
     "face_entries",
+    "find_entry",
     "invalid",
     "register",
     "serve_tool",
@@ -119,6 +120,11 @@ def entry_for(name: str | None = None, *, operation: str | None = None) -> ToolE
         if entry.name == name or (operation is not None and entry.operation == operation):
             return entry
     return None
+
+
+def find_entry(tool: str) -> ToolEntry | None:
+    """The tool called ``tool``, or whose ``face`` verb it is; None when there is none."""
+    return REGISTRY.get(tool) or next((entry for entry in entries() if entry.face == tool), None)
 
 
 def face_entries() -> list[ToolEntry]:
