@@ -168,9 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_parser(command("serve", "Serve the local index as an MCP server (Streamable HTTP)."))
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
     _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
-    from .tool_faces import add_cli_commands
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (startup stays light)
+        from .tool_faces import add_cli_commands
 
-    add_cli_commands(command)  # one command per registry tool without a face of its own
+        add_cli_commands(command)  # one command per registry tool without a face of its own
     return parser
 
 

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import keyword
 import re
+import sys
 import textwrap
 import weakref
 from collections.abc import Iterator
@@ -675,9 +676,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from .completion import install
 
     install(ipython, magics)
-    from .tool_faces import register_magics
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (loading stays light)
+        from .tool_faces import register_magics
 
-    register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
+        register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
     register_session(ipython, magics.session)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 
