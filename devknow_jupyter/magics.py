@@ -474,7 +474,7 @@ class DevKnowMagics(Magics):
         "error instead of showing search results for the question.",
     )
     @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST and the local index).")
-    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST and the local index).")
+    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST, local index).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
     @no_var_expand
     @output_can_be_silenced
