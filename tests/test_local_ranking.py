@@ -195,20 +195,6 @@ def test_a_uri_urllib_cannot_read_is_indexed_and_on_no_site(tmp_path: Path) -> N
         assert index.search("kiwi", source="odd.test") == []
 
 
-def test_plain_whole_page_bm25_fused_in_ranks_by_the_pages_text_not_its_url(tmp_path: Path) -> None:
-    from devknow_jupyter.local.ranker import RankSettings
-
-    docs = tmp_path / "docs"
-    page(docs, "sprocket", "parts.test", "Parts catalogue", "# Parts catalogue\n\nGears and chains for bicycles.\n")
-    page(docs, "gears", "parts.test", "Gear guide", "# Gear guide\n\nA sprocket meshes with a chain.\n")
-    series(docs, 6, "parts.test", "other-{i}", "Other part {i}", "Pedals and saddles.")
-    for share, expected in [(0.0, {"sprocket", "gears"}), (1.0, {"gears"})]:
-        with LocalIndex(tmp_path / f"index-{share}.sqlite3", ranking=RankSettings(plain_weight=share)) as index:
-            index.add_folder(docs)
-            found = {hit["parent"].rsplit("/", 1)[1] for hit in index.search("sprocket")}
-        assert found == expected, share  # the URL path counts in the field-weighted score only
-
-
 def test_a_page_that_says_the_words_together_ranks_above_one_that_scatters_them(tmp_path: Path) -> None:
     """Word pairs: "rotate a service account key" finds the page with "service account key" as a phrase, even
     though another page repeats each word more often (apart); without the pairs that page comes first.
