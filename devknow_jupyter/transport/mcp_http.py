@@ -16,7 +16,7 @@ Layers, bottom up (one class each):
    the typed :class:`~devknow_jupyter.backend.Backend` contract over them comes from
    :class:`~devknow_jupyter.tool_backend.ToolBackend` (requests to arguments by the tool registry).
 
-The protocol rules come from ``shared/notes/mcp-protocol.md``. The key travels only in a header (one found
+The protocol rules are the MCP specification's Streamable HTTP transport. The key travels only in a header (one found
 in the URL is moved there); it is registered with :func:`~devknow_jupyter.errors.register_secret` so no
 message can show it.
 """
