@@ -689,6 +689,10 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(ipython, None)
     if magics is None:
         return
+    if f"{__package__}.registry" in sys.modules:
+        from .tool_faces import unregister_magics
+
+        unregister_magics(ipython)
     unregister_session(ipython)
     _carried[ipython] = {
         "traits": {

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from .registry import ToolEntry, face_entries, find_entry
 
-__all__ = ["add_cli_commands", "magic_name", "register_magics", "run_cli", "tool_reply"]
+__all__ = ["add_cli_commands", "magic_name", "register_magics", "run_cli", "tool_reply", "unregister_magics"]
 
 
 def magic_name(entry: ToolEntry) -> str:
@@ -68,6 +68,13 @@ def register_magics(ipython: Any, client: Callable[[], Any]) -> list[str]:
         ipython.register_magic_function(magic, "line", magic_name(entry))
         names.append(magic_name(entry))
     return names
+
+
+def unregister_magics(ipython: Any) -> None:
+    """Take the registry tools' magics off ``ipython`` again (``%unload_ext``)."""
+    table = ipython.magics_manager.magics["line"]
+    for entry in face_entries():
+        table.pop(magic_name(entry), None)
 
 
 def tool_reply(client: Any, face: str, text: str) -> dict[str, Any]:

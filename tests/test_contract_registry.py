@@ -78,6 +78,9 @@ def test_the_magic_in_an_ipython_shell(outline_tool: None, ip, tmp_path: Path) -
     ip.run_line_magic("devknow", f"--endpoint {LOCAL}")
     ip.run_line_magic("devoutline", RESTRICT)
     assert ip.user_ns["_devoutline"] == registry_tool.Outline(RESTRICT, expected_headings())
+    ip.run_line_magic("unload_ext", "devknow_jupyter")
+    assert "devoutline" not in ip.magics_manager.magics["line"]
+    ip.run_line_magic("load_ext", "devknow_jupyter")
 
 
 def test_devknow_serve_lists_and_serves_it_over_mcp(outline_tool: None) -> None:
