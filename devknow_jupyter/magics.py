@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
-from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.core.error import UsageError
 from IPython.core.magic import (
     Magics,
     cell_magic,
@@ -43,6 +43,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
+from .background import background_argument, start
 from .magic_names import any_names, names_from
 from .session import Session, register_session, shared_client, unregister_session
 
@@ -159,6 +160,11 @@ class Interrupted(KeyboardInterrupt):
 class _JsonView(dict):
     """The service's raw JSON (a plain ``dict``), displayed as a JSON tree and as indented text."""
 
+    @classmethod
+    def of_results(cls, results: Any) -> _JsonView:
+        """The JSON view of search results."""
+        return cls(results.to_dict())
+
     def _text(self) -> str:
         return json.dumps(self, indent=2, ensure_ascii=False)
 
@@ -172,6 +178,11 @@ class _JsonView(dict):
 
 class _MarkdownSource(str):
     """Markdown source (a plain ``str``), displayed as a code block rather than rendered."""
+
+    @classmethod
+    def of_documents(cls, documents: Any) -> _MarkdownSource:
+        """The documents' Markdown, one after the other with a rule between."""
+        return cls("\n\n---\n\n".join(doc.content for doc in documents))
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))  # the source itself, not a quoted repr
@@ -340,6 +351,11 @@ class DevKnowMagics(Magics):
         if out:
             self.shell.user_ns[out] = value
 
+    def _in_background(self, label: str, working: str, call: Any, view: Any = None) -> Any:
+        """Start ``call(client)`` in a worker thread; the handle it returns shows a spinner, then the result."""
+        client = self.session.client()  # built here: its notices show in this cell, now
+        return start(label, working, lambda: view(call(client)) if view else call(client))
+
     # -- the magics -----------------------------------------------------------------------------
 
     @magic_arguments()
@@ -355,6 +371,7 @@ class DevKnowMagics(Magics):
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
     @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
+    @background_argument
     @argument(
         "--json",
         action="store_true",
@@ -392,13 +409,20 @@ class DevKnowMagics(Magics):
         limit = settings.options.max_results if args.n is None else args.n
         if limit < 1:
             raise UsageError("-n must be at least 1.")
-        with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
-            results = self.session.client().search_documents(
+
+        def search(client: Any) -> Any:
+            found = client.search_documents(
                 query, source=args.source, since=args.since, page_size=limit, refresh=args.refresh
             )
-            if len(results) > limit:
-                results = results[:limit]
+            results = found[:limit] if len(found) > limit else found
             self._store("_devsearch", out, results)
+            return results
+
+        if args.background:
+            view = _JsonView.of_results if args.json else None
+            return self._in_background(f"%devsearch {query!r}", "Searching…", search, view)
+        with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
+            results = search(self.session.client())
             if args.json and results.info.notices:  # the rendered hits show their notices themselves
                 progress.show(_message(" ".join(results.info.notices), "info"))
         return _JsonView(results.to_dict()) if args.json else results
@@ -411,6 +435,7 @@ class DevKnowMagics(Magics):
         help="Show (and return) the Markdown source instead of the rendered page; _devget still holds the documents.",
     )
     @argument("--refresh", action="store_true", help="Fetch again even when the documents are cached.")
+    @background_argument
     @argument(
         "names",
         nargs="*",
@@ -442,28 +467,32 @@ class DevKnowMagics(Magics):
             _print_usage(self.devget, "%devget _devsearch")
             return None
         items = names_from(args.names, self.shell)
-        with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
-            client = self.session.client()
-            if not any_names(items):
-                from .models import Documents
 
-                documents = Documents()  # e.g. `%devget _devsearch` after a search that found nothing
-            else:
-                from .errors import DocumentNotFoundError
-                from .models import Documents
+        def fetch(client: Any) -> Any:
+            from .errors import DocumentNotFoundError
+            from .models import Documents
 
-                try:
-                    documents = client.get_documents(items, refresh=args.refresh)
-                except DocumentNotFoundError as exc:
-                    found = exc.documents if exc.documents is not None else Documents()
-                    self._store("_devget", out, found)
-                    if found:
-                        progress.show(found)
-                    raise
+            try:  # no names: e.g. `%devget _devsearch` after a search that found nothing
+                documents = client.get_documents(items, refresh=args.refresh) if any_names(items) else Documents()
+            except DocumentNotFoundError as exc:
+                self._store("_devget", out, exc.documents if exc.documents is not None else Documents())
+                raise
             self._store("_devget", out, documents)
-        if args.raw:
-            return _MarkdownSource("\n\n---\n\n".join(doc.content for doc in documents))
-        return documents
+            return documents
+
+        view = _MarkdownSource.of_documents if args.raw else None
+        if args.background:
+            return self._in_background(f"%devget {' '.join(args.names)}", "Fetching…", fetch, view)
+        with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
+            from .errors import DocumentNotFoundError
+
+            try:
+                documents = fetch(self.session.client())
+            except DocumentNotFoundError as exc:
+                if exc.documents:
+                    progress.show(exc.documents)  # the documents that were found
+                raise
+        return view(documents) if view else documents
 
     @magic_arguments()
     @argument("-o", "--out", metavar="VAR", help="Also store the answer in the variable VAR.")
@@ -476,6 +505,7 @@ class DevKnowMagics(Magics):
     @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST protocol).")
     @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST protocol).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
+    @background_argument
     @no_var_expand
     @output_can_be_silenced
     @cell_magic
@@ -501,13 +531,17 @@ class DevKnowMagics(Magics):
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
-        with self._interruptible(), _Progress(self.shell, "Asking…"):
+        def ask(client: Any) -> Any:
             # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
-            client = self.session.client()
             fallback = not args.no_fallback
             result = client.ask(question, fallback=fallback, refresh=args.refresh, source=args.source, since=args.since)
             self._store("_devask", out, result)
-        return result
+            return result
+
+        if args.background:
+            return self._in_background(f"%%devask {question[:40]!r}", "Asking…", ask)
+        with self._interruptible(), _Progress(self.shell, "Asking…"):
+            return ask(self.session.client())
 
     @magic_arguments()
     @argument(
@@ -570,7 +604,9 @@ class DevKnowMagics(Magics):
             )
         if args.command:
             raise UsageError("%devknow takes options, or the subcommand `explore [QUERY]`; see %devknow?")
-        said = self._change_settings(args)
+        from .magic_settings import change_settings
+
+        said = change_settings(self, args)
         if not said:
             with self._interruptible(), _Progress(self.shell, "Checking…"):
                 status = self.session.status()
@@ -580,79 +616,12 @@ class DevKnowMagics(Magics):
         _display(_message(" ".join(said)))
         return None
 
-    def _change_settings(self, args: Any) -> list[str]:
-        """Apply ``%devknow``'s options (key, endpoint, protocol, cache, error display); one sentence for each."""
-        said: list[str] = []
-        if args.api_key:
-            said.append(self._prompt_for_key())
-        if args.token:
-            said.append(self._prompt_for_token())
-        if args.endpoint is not None:
-            endpoint = "" if args.endpoint.strip().lower() in ("auto", "default") else args.endpoint
-            try:
-                self.endpoint = endpoint
-            except TraitError as exc:
-                raise UsageError(str(exc)) from None
-            from .errors import split_url_credentials  # a key typed into the URL is never echoed
-
-            shown = split_url_credentials(self.endpoint)[0] if self.endpoint else "automatic"
-            said.append(f"Endpoint: {shown} (the client reconnects on next use).")
-        if args.protocol is not None:
-            import os  # the client reads DEVKNOW_PROTOCOL when it is next built
-
-            os.environ["DEVKNOW_PROTOCOL"] = args.protocol
-            self.session.close()
-            said.append(f"Protocol: {args.protocol} (the client reconnects on next use).")
-        if args.clear_cache:
-            from .cache import shared_cache
-
-            dropped = len(shared_cache())
-            shared_cache().clear()
-            said.append(f"Cache cleared ({dropped} entr{'y' if dropped == 1 else 'ies'} dropped).")
-        if args.debug is not None:
-            self.short_errors = not args.debug
-            said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
-        if args.on_error is not None:
-            self.on_error = args.on_error
-            said.append(f"Docs button under tracebacks: {'on' if self.on_error else 'off'} (%deverror works anyway).")
-        return said
-
-    def _prompt_for_key(self) -> str:
-        key = _prompt_secret("Developer Knowledge API key", "DEVKNOW_API_KEY", "key")
-        self.session.configure(api_key=key)
-        return "API key set for this kernel (kept in memory only, never saved)."
-
-    def _prompt_for_token(self) -> str:
-        token = _prompt_secret("Token for the team's documentation service", "DEVKNOW_TOKEN", "token")
-        self.session.configure(token=token)
-        return "Token set for this kernel (kept in memory only, never saved)."
-
     def _explore(self, query: str) -> Any:
         if importlib.util.find_spec("devknow_jupyter.explorer") is None:
             raise UsageError("The explorer is not part of this version of devknow_jupyter.")
         from .explorer import explore
 
         return explore(query or None, client=self.session.client())
-
-
-def _prompt_secret(label: str, variable: str, what: str) -> str:
-    """A secret typed at a hidden prompt, registered so no message shows it (UsageError when none is typed)."""
-    import getpass
-
-    from .errors import register_secret
-
-    try:
-        secret = getpass.getpass(f"{label} (input hidden): ")
-    except StdinNotImplementedError:
-        message = f"This frontend cannot prompt for input; set {variable} in the kernel's environment."
-        raise UsageError(message) from None
-    except (EOFError, KeyboardInterrupt):
-        secret = ""
-    secret = (secret or "").strip()
-    register_secret(secret)
-    if not secret:
-        raise UsageError(f"No {what} entered; nothing changed.")
-    return secret
 
 
 # -- extension entry points --------------------------------------------------------------------
