@@ -164,6 +164,14 @@ class DevKnowClient:
             self.documentation_hint = getattr(self._backend, "documentation_hint", lambda: None)()
             _say_once(self.notices, no_key_notice("cli", self.documentation_hint), announce)
 
+    @classmethod
+    def from_config(cls, config: Any, **overrides: Any) -> DevKnowClient:
+        """A client with the settings of ``config``, a :class:`~devknow_jupyter.config.DevKnowConfig`; keyword
+        arguments (``api_key``, ``backend``, ...) are added or win."""
+        from .config import client_options
+
+        return cls(**{**client_options(config), **overrides})
+
     # -- the backend in use ----------------------------------------------------------------------
 
     @property

@@ -33,10 +33,7 @@ def change_settings(magics: Any, args: Any) -> list[str]:
         shown = split_url_credentials(magics.endpoint)[0] if magics.endpoint else "automatic"
         said.append(f"Endpoint: {shown} (the client reconnects on next use).")
     if args.protocol is not None:
-        import os  # the client reads DEVKNOW_PROTOCOL when it is next built
-
-        os.environ["DEVKNOW_PROTOCOL"] = args.protocol
-        magics.session.close()
+        magics.protocol = args.protocol  # a trait of the magics' config: the client is rebuilt on next use
         said.append(f"Protocol: {args.protocol} (the client reconnects on next use).")
     if args.clear_cache:
         from .cache import shared_cache

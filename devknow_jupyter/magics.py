@@ -26,7 +26,6 @@ import textwrap
 import weakref
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
@@ -41,9 +40,10 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
-from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
+from traitlets import Bool, Int, TraitError, observe, validate
 
 from .background import background_argument, start
+from .config import DevKnowConfig
 from .magic_names import any_names, names_from
 from .session import Session, register_session, shared_client, unregister_session
 
@@ -245,21 +245,15 @@ def _message(text: str, kind: str = "info") -> dict[str, Any]:
 
 
 @magics_class
-class DevKnowMagics(Magics):
+class DevKnowMagics(Magics, DevKnowConfig):
     """Search, read and ask Google's developer documentation: ``%devsearch``, ``%devget``, ``%%devask``.
 
-    ``%devknow`` shows the status and changes the key, endpoint, cache and error display.
+    ``%devknow`` shows the status and changes the key, endpoint, cache and error display. The connection's
+    settings (endpoint, protocol, timeout, cache, offline store) are :class:`~devknow_jupyter.config.DevKnowConfig`'s:
+    ``%config DevKnowConfig.timeout = 60`` and ``%config DevKnowMagics.timeout = 60`` both set them.
     """
 
-    endpoint = Unicode(
-        "",
-        help="MCP server URL, or 'local' for the offline index ('local:PATH' for your own). Empty: "
-        "DEVKNOW_ENDPOINT, else Google's server when a key is set, else the offline index.",
-    ).tag(config=True)
     max_results = Int(10, help="How many hits %devsearch shows when -n is not given.").tag(config=True)
-    cache_ttl = Float(3600.0, help="Seconds a result stays cached (0 caches nothing).").tag(config=True)
-    cache_size = Int(512, help="How many results the kernel's cache keeps (0 caches nothing).").tag(config=True)
-    timeout = Float(30.0, help="Seconds one call may take in all (retries and waits included).").tag(config=True)
     widgets = Bool(True, help="Show results as interactive widgets (False: static Markdown/HTML only).").tag(
         config=True
     )
@@ -269,21 +263,10 @@ class DevKnowMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # The session exists before the traits load, so observers fired by config can reach it.
-        self.session = Session(on_notices=_show_notices)
+        self.session = Session(config=self, on_notices=_show_notices)
         super().__init__(shell=shell, **kwargs)
-        self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
 
     # -- settings -------------------------------------------------------------------------------
-
-    @validate("endpoint")
-    def _check_endpoint(self, proposal: Any) -> str:
-        value = str(proposal["value"]).strip()
-        if value in ("", "local") or value.startswith("local:"):
-            return value
-        parts = urlsplit(value)
-        if parts.scheme in ("http", "https") and parts.netloc:
-            return value
-        raise TraitError(f"DevKnowMagics.endpoint must be an http(s) URL, 'local' or '' (automatic), not {value!r}.")
 
     @validate("max_results")
     def _check_max_results(self, proposal: Any) -> int:
@@ -291,27 +274,13 @@ class DevKnowMagics(Magics):
             raise TraitError("DevKnowMagics.max_results must be at least 1.")
         return proposal["value"]
 
-    @validate("cache_ttl", "cache_size")
-    def _check_cache(self, proposal: Any) -> Any:
-        if proposal["value"] < 0:
-            raise TraitError(f"DevKnowMagics.{proposal['trait'].name} cannot be negative.")
-        return proposal["value"]
-
-    @validate("timeout")
-    def _check_timeout(self, proposal: Any) -> float:
-        if proposal["value"] <= 0:
-            raise TraitError("DevKnowMagics.timeout must be more than 0 seconds.")
-        return proposal["value"]
-
-    @observe("endpoint", "timeout")
+    @observe("endpoint", "timeout", "protocol", "offline_store", "offline_fallback")
     def _rebuild_client(self, change: Any) -> None:
-        self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
+        self.session.close()  # the next call builds a client with the new settings
 
     @observe("cache_ttl", "cache_size")
     def _configure_cache(self, change: Any) -> None:
-        from .cache import shared_cache
-
-        shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
+        self.configure_cache()
 
     @observe("widgets", "max_results", "remote_images")
     def _set_display_option(self, change: Any) -> None:
@@ -636,7 +605,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if ipython in _loaded:
         return
     carried = _carried.pop(ipython, {})
-    magics = DevKnowMagics(ipython, **carried.get("traits", {}))
+    magics = DevKnowMagics(ipython, config=_config_for(ipython), **carried.get("traits", {}))
     if carried.get("api_key") or carried.get("token"):
         magics.session.configure(api_key=carried.get("api_key"), token=carried.get("token"))
     ipython.register_magics(magics)
@@ -646,6 +615,20 @@ def load_ipython_extension(ipython: Any) -> None:
     install(ipython, magics)
     register_session(ipython, magics.session)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
+
+
+def _config_for(ipython: Any) -> Any:
+    """The devknow config file (:func:`~devknow_jupyter.config.load_config`) under the shell's own config."""
+    from .config import load_config
+    from .errors import ConfigurationError
+
+    try:
+        config = load_config()
+    except ConfigurationError as exc:
+        _show_notices([exc.message])
+        return ipython.config
+    config.merge(ipython.config)
+    return config
 
 
 def unload_ipython_extension(ipython: Any) -> None:
