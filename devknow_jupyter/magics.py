@@ -3,8 +3,10 @@
 The magics are thin: they parse the line, call the kernel's shared
 :class:`~devknow_jupyter.DevKnowClient` (see :mod:`devknow_jupyter.session`), store the result in the
 namespace (``_devsearch``, ``_devget``, ``_devask``, and ``-o VAR``) and return it, so the result
-displays itself as the cell's output. Settings are traitlets on :class:`DevKnowMagics`, reachable
-with ``%config DevKnowMagics.<name> = ...`` and ``ipython_config.py``.
+displays itself as the cell's output; with ``-b`` the call runs in the background (:mod:`.background`).
+Settings are traitlets on :class:`DevKnowMagics`, a :class:`~devknow_jupyter.config.DevKnowConfig` (the
+settings every face shares) with the display settings added, reachable with ``%config DevKnowMagics.<name> = ...``
+(or ``DevKnowConfig.<name>``), ``ipython_config.py`` and the devknow config file.
 
 Nothing in a magic's line is expanded by IPython (``@no_var_expand``): queries often hold ``$`` and
 braces. ``%%devask`` replaces ``{name}`` itself, and only for names defined in the namespace.
