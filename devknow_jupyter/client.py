@@ -166,8 +166,7 @@ class DevKnowClient:
 
     @classmethod
     def from_config(cls, config: Any, **overrides: Any) -> DevKnowClient:
-        """A client with the settings of ``config``, a :class:`~devknow_jupyter.config.DevKnowConfig`; keyword
-        arguments (``api_key``, ``backend``, ...) are added or win."""
+        """A client with a :class:`~devknow_jupyter.config.DevKnowConfig`'s settings; keyword arguments win."""
         from .config import client_options
 
         return cls(**{**client_options(config), **overrides})
