@@ -168,6 +168,13 @@ class DevKnowClient:
             self.documentation_hint = self._backend.details().get("documentation_hint")
             _say_once(self.notices, no_key_notice("cli", self.documentation_hint), announce)
 
+    @classmethod
+    def from_config(cls, config: Any, **overrides: Any) -> DevKnowClient:
+        """A client with a :class:`~devknow_jupyter.config.DevKnowConfig`'s settings; keyword arguments win."""
+        from .config import client_options
+
+        return cls(**{**client_options(config), **overrides})
+
     # -- the backend in use ----------------------------------------------------------------------
 
     @property
