@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         with LocalIndex(path, semantic=False) as index:
             rows = {
                 row[0]: row[1:]
-                for row in index._db.execute("SELECT id, title, uri, description, content FROM documents")
+                for row in index.store.db.execute("SELECT id, title, uri, description, content FROM documents")
             }
         pages = [rows[int(doc_id)] for doc_id in pool.base.doc_ids]
         shares = link_share(pages)

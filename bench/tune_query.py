@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     corpora = []
     for (pool, pages), path in zip(_pools(args, corpus_path()), (args.index, args.extra_index), strict=False):
         with LocalIndex(path) as index:
-            corpora.append(Corpus(pool, pages, index._page_search().dense))
+            corpora.append(Corpus(pool, pages, index.snapshot.current().dense))
     semantic = all(corpus.dense is not None for corpus in corpora)
     questions = [item for corpus in corpora for item in corpus.pool.questions]
     labels = np.array([item["group"] for item in questions])

@@ -74,9 +74,9 @@ class Pool:
     def __init__(self, index: Any, questions: list[dict[str, Any]], semantic: bool) -> None:
         from devknow_jupyter.local.query import ranking_query
 
-        search = index._page_search()  # the ranker's arrays and page vectors, loaded once
+        search = index.snapshot.current()  # the ranker's arrays and page vectors, loaded once
         self.base = search.ranker
-        names = dict(index._db.execute("SELECT id, name FROM documents"))
+        names = dict(index.store.db.execute("SELECT id, name FROM documents"))
         self.names = [names[int(doc_id)] for doc_id in self.base.doc_ids]
         position = {name: i for i, name in enumerate(self.names)}
         self.questions = questions
