@@ -28,6 +28,7 @@ from .answer import extractive_answer
 from .chunking import ChunkSizes
 from .credits import PackCredits
 from .eviction import RecentUse
+from .health import store_problems, store_stats
 from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, Indexer, ProgressHook
 from .pack_import import import_pack
 from .pages import PageStore
@@ -309,11 +310,11 @@ class LocalIndex:
     def stats(self) -> dict[str, Any]:
         """Figures: ``documents``, ``chunks``, ``path``, ``size_bytes``, plus documents by origin and folders."""
         with self.store.failures("read the local index"):
-            return self.store.stats()
+            return store_stats(self.store)
 
     def verify(self) -> list[str]:
         """Check the index is consistent; returns the problems found (an empty list when all is well)."""
-        return self.store.verify()
+        return store_problems(self.store)
 
     def close(self) -> None:
         """Close the database. Safe to call twice."""

@@ -395,52 +395,6 @@ class PageStore:
         date = "COALESCE(updated_ns, mtime_ns)" if self.has_page_dates else "mtime_ns"
         return dict(self.db.execute(f"SELECT id, {date} FROM documents"))
 
-    def stats(self) -> dict[str, Any]:
-        """Figures: ``documents``, ``chunks``, ``path``, ``size_bytes``, plus documents by origin and folders."""
-        with self.locked() as db:
-            by_origin = dict(db.execute("SELECT origin, count(*) FROM documents GROUP BY origin").fetchall())
-            pages = db.execute("PRAGMA page_count").fetchone()[0]
-            page_size = db.execute("PRAGMA page_size").fetchone()[0]
-            with self.unmapped():  # counting the passages reads their whole table: not kept mapped
-                chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            self.release_memory()
-            return {
-                "path": self.path,
-                "documents": sum(by_origin.values()),
-                "chunks": chunks,
-                "size_bytes": pages * page_size,
-                "by_origin": by_origin,
-                "folders": self.folders(),
-            }
-
-    def verify(self) -> list[str]:
-        """Check the file is consistent; returns the problems found (an empty list when all is well)."""
-        problems = []
-        with self.locked() as db:
-            try:
-                db.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
-            except sqlite3.DatabaseError as exc:
-                problems.append(f"full-text index: {exc}")
-            for (message,) in db.execute("PRAGMA integrity_check"):
-                if message != "ok":
-                    problems.append(f"database: {message}")
-            orphans = db.execute(
-                "SELECT count(*) FROM chunks WHERE doc_id NOT IN (SELECT id FROM documents)"
-            ).fetchone()[0]
-            if orphans:
-                problems.append(f"{orphans} passages belong to no document")
-            sql = "SELECT count(*) FROM documents WHERE id NOT IN (SELECT doc_id FROM chunks)"
-            empty = db.execute(sql).fetchone()[0]
-            if empty:
-                problems.append(f"{empty} documents have no passages")
-            unranked = db.execute(
-                "SELECT (SELECT count(*) FROM documents WHERE id NOT IN (SELECT doc_id FROM page_terms))"
-                " + (SELECT count(*) FROM page_terms WHERE doc_id NOT IN (SELECT id FROM documents))"
-            ).fetchone()[0]
-            if unranked:
-                problems.append(f"{unranked} documents and term counts do not match")
-        return problems
-
     def close(self) -> None:
         """Close the file. Safe to call twice."""
         with self.lock:
