@@ -32,7 +32,7 @@ from .documents import (
     title_from_name,
 )
 from .frontmatter import page_date
-from .pages import Page, PageStore, duplicate_reason
+from .pages import Batch, Page, PageStore, duplicate_reason
 from .reading import (
     JSONL_MARK,
     JSONL_SUFFIXES,
@@ -43,6 +43,7 @@ from .reading import (
     source_file,
     walk_folder,
 )
+from .records import FileRecords, Known
 from .report import IndexReport
 from .skips import SkipMemory
 from .snapshot import RankerSnapshot
@@ -104,14 +105,15 @@ class Indexer:
         self.store = store
         self.snapshot = snapshot
         self.maker = PageMaker(sizes)
+        self.records = FileRecords(store)
         self.max_file_bytes = max_file_bytes
         self.batch_documents = max(1, batch_documents)
         # The state of the run under way (add_folder sets it): the folder's symlink rule, its skip records,
         # the README-like files held back, and the open batch.
         self._follow_symlinks = False
         self._skips = SkipMemory(None)
-        self._held: list[tuple[Path, tuple[Any, ...] | None]] = []
-        self._batch_started, self._in_batch = 0.0, 0
+        self._held: list[tuple[Path, Known | None]] = []
+        self._batch = Batch(store, self.batch_documents, BATCH_SECONDS)
 
     def add_folder(
         self,
@@ -157,24 +159,14 @@ class Indexer:
             self._follow_symlinks = follow_symlinks
             if (store.get_meta(follow_key) == "1") != follow_symlinks:
                 store.set_meta(follow_key, "1" if follow_symlinks else "0")
-            with store.transaction() as db:
-                db.execute(
-                    "INSERT INTO folders (path, added) VALUES (?, ?) ON CONFLICT (path) DO NOTHING",
-                    (str(root), time.time()),
-                )
-            known = {
-                row[0]: row[1:]
-                for row in store.db.execute(
-                    "SELECT path, id, mtime_ns, size, sha256 FROM documents WHERE path IS NOT NULL"
-                )
-            }
+            self.records.remember_folder(str(root))
+            known = self.records.known()
             # Removals first: a file renamed to take over a deleted file's document name then just works.
             self._remove_missing(root, {str(path) for path in files}, report)
             skips_key = _SKIPS_KEY.format(root=root)
             self._skips, self._held = SkipMemory(store.get_meta(skips_key)), []
             self._index_files(root, files, known, report, progress)
-            with store.transaction() as db:
-                db.execute("UPDATE folders SET indexed = ? WHERE path = ?", (time.time(), str(root)))
+            self.records.folder_indexed(str(root))
             if self._skips.dumps() != self._skips.saved:
                 store.set_meta(skips_key, self._skips.dumps())
             self._tidy_after(report)
@@ -195,40 +187,23 @@ class Indexer:
         self,
         root: Path,
         files: list[Path],
-        known: dict[str, tuple[Any, ...]],
+        known: dict[str, Known],
         report: IndexReport,
         progress: ProgressHook | None,
     ) -> None:
-        db = self.store.db
-        self._batch_started, self._in_batch = time.monotonic(), 0
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with Batch(self.store, self.batch_documents, BATCH_SECONDS) as self._batch:
             for done, path in enumerate(files, 1):
                 if path.suffix.lower() in JSONL_SUFFIXES:
                     self._settle_held(root, report)  # Markdown first: a README-like page keeps its name too
                     self._index_jsonl(root, path, known, report)
                 else:
-                    self._wrote(self._index_file(root, path, known.get(str(path)), report))
+                    self._batch.wrote(self._index_file(root, path, known.get(str(path)), report))
                 if progress is not None:
                     progress(str(path), done, len(files))
             self._settle_held(root, report)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
-            raise
-
-    def _wrote(self, count: int) -> None:
-        """Count documents written in the open batch; commit it and begin the next when it is due."""
-        self._in_batch += count
-        due = self._in_batch >= self.batch_documents or time.monotonic() - self._batch_started > BATCH_SECONDS
-        if self._in_batch and due:
-            self.store.db.execute("COMMIT")
-            self.store.db.execute("BEGIN IMMEDIATE")
-            self._batch_started, self._in_batch = time.monotonic(), 0
 
     def _index_file(
-        self, root: Path, path: Path, known: tuple[Any, ...] | None, report: IndexReport, housekeeping: str = "hold"
+        self, root: Path, path: Path, known: Known | None, report: IndexReport, housekeeping: str = "hold"
     ) -> int:
         """Index one file inside the open transaction; returns 1 when it wrote something.
 
@@ -267,10 +242,7 @@ class Indexer:
             return 0
         digest = hashlib.sha256(raw).hexdigest()
         if known is not None and known[3] == digest:  # touched but not changed: don't re-chunk
-            self.store.db.execute(
-                "UPDATE documents SET mtime_ns = ?, size = ?, updated_ns = ? WHERE id = ?",
-                (stat.st_mtime_ns, stat.st_size, front_matter_date(raw), known[0]),
-            )
+            self.records.touched(known[0], stat, front_matter_date(raw))
             report.unchanged += 1
             return 1
         skips = len(report.skipped)
@@ -291,14 +263,13 @@ class Indexer:
         if not held:
             return
         paths = {str(path) for path, _ in held}
-        sql = "SELECT path, name FROM documents WHERE root = ? AND instr(path, ?) = 0"
-        rows = [(path, name) for path, name in self.store.db.execute(sql, (str(root), JSONL_MARK)) if path not in paths]
+        rows = [(path, name) for path, name in self.records.markdown_names(str(root)) if path not in paths]
         named = sum(1 for _, name in rows if not name.startswith(LOCAL_PREFIX))
         mode = "drop" if named > len(rows) - named else "index"
         for path, known in held:
-            self._wrote(self._index_file(root, path, known, report, housekeeping=mode))
+            self._batch.wrote(self._index_file(root, path, known, report, housekeeping=mode))
 
-    def _drop_housekeeping(self, path: Path, known: tuple[Any, ...] | None, stat: Any, report: IndexReport) -> int:
+    def _drop_housekeeping(self, path: Path, known: Known | None, stat: Any, report: IndexReport) -> int:
         """Skip a README-like file without front matter, and remove the page it gave before; returns 1 if removed."""
         reason = "not documentation: no front matter, unlike most pages in this folder (add front matter to index it)"
         report.skipped.append((str(path), reason))
@@ -323,7 +294,7 @@ class Indexer:
         report.chunks += len(page.chunks)
         return 1
 
-    def _index_jsonl(self, root: Path, path: Path, known: dict[str, tuple[Any, ...]], report: IndexReport) -> None:
+    def _index_jsonl(self, root: Path, path: Path, known: dict[str, Known], report: IndexReport) -> None:
         """Index the documents of one JSON Lines file inside the open batch, line by line.
 
         The file's rows get its mtime and size only once all its lines are written, so an interrupted run
@@ -351,7 +322,7 @@ class Indexer:
                         continue
                     name = line.fields["name"]
                     seen[name] = line.number
-                    self._wrote(self._index_record(prefix + name, line.fields, mine, root, where, report))
+                    self._batch.wrote(self._index_record(prefix + name, line.fields, mine, root, where, report))
         except Unreadable as exc:
             report.skipped.append((str(path), f"{exc} (the documents indexed from it before are kept)"))
             return
@@ -363,16 +334,13 @@ class Indexer:
             if key[len(prefix) :] not in seen:  # a line that is gone (or now bad)
                 self.store.delete(row[0])
                 report.removed += 1
-        self.store.db.execute(
-            "UPDATE documents SET mtime_ns = ?, size = ? WHERE path >= ? AND path < ?",
-            (stat.st_mtime_ns, stat.st_size, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
-        )
+        self.records.jsonl_read(prefix, stat)
 
     def _index_record(
         self,
         key: str,
         fields: dict[str, str],
-        known: dict[str, tuple[Any, ...]],
+        known: dict[str, Known],
         root: Path,
         where: str,
         report: IndexReport,
@@ -392,17 +360,15 @@ class Indexer:
             report.unchanged += 1
             return 0
         if row is None:  # a name new to this file: if another file has it, say so before chunking the page
-            sql = "SELECT path FROM documents WHERE name = ? AND origin = 'file'"
-            taken = self.store.db.execute(sql, (name,)).fetchone()
+            taken = self.records.file_with_name(name)
             if taken is not None:
-                report.skipped.append((where, duplicate_reason(name, taken[0])))
+                report.skipped.append((where, duplicate_reason(name, taken)))
                 return 0
         page = self.maker.page(name, uri, title, fields["description"], content, updated_ns)
         return self._write_file_page(page, digest, report, where, root=str(root), path=key)
 
     def _remove_missing(self, root: Path, present: set[str], report: IndexReport) -> None:
-        rows = self.store.db.execute("SELECT id, path FROM documents WHERE root = ?", (str(root),)).fetchall()
-        gone = [doc_id for doc_id, path in rows if source_file(path) not in present]
+        gone = [doc_id for doc_id, path in self.records.under(str(root)) if source_file(path) not in present]
         if not gone:
             return
         with self.store.transaction():

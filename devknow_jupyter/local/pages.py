@@ -25,7 +25,7 @@ from .ranker import page_terms
 from .reading import Unreadable, source_file
 from .schema import PAGE_SHIFT, PASSAGES_PER_PAGE, passage_ids, prepare, table_names
 
-__all__ = ["MMAP_BYTES", "Page", "PageStore", "duplicate_reason"]
+__all__ = ["MMAP_BYTES", "Batch", "Page", "PageStore", "duplicate_reason"]
 
 #: Searches read the file through a memory map of up to this many bytes (see :meth:`PageStore.unmapped`).
 MMAP_BYTES = 256 * 2**20
@@ -407,3 +407,39 @@ def _parts(items: list[str], size: int = 500) -> Iterator[list[str]]:
     """``items`` in slices SQLite's parameter limit allows."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+class Batch:
+    """An indexing run's writes in batches: each batch one transaction, committed once ``documents`` were
+    written or ``seconds`` passed, so an interrupted run keeps its committed batches.
+
+    Used as a context manager: the open batch is committed on success and rolled back on any exception
+    (Ctrl-C included); earlier batches stay committed and consistent.
+    """
+
+    def __init__(self, store: PageStore, documents: int, seconds: float) -> None:
+        self.store = store
+        self.documents = documents
+        self.seconds = seconds
+        self._started, self._written = 0.0, 0
+
+    def __enter__(self) -> Batch:
+        self._started, self._written = time.monotonic(), 0
+        self.store.db.execute("BEGIN IMMEDIATE")
+        return self
+
+    def wrote(self, count: int) -> None:
+        """Count documents written in the open batch; commit it and begin the next when it is due."""
+        self._written += count
+        due = self._written >= self.documents or time.monotonic() - self._started > self.seconds
+        if self._written and due:
+            self.store.db.execute("COMMIT")
+            self.store.db.execute("BEGIN IMMEDIATE")
+            self._started, self._written = time.monotonic(), 0
+
+    def __exit__(self, kind: type[BaseException] | None, *exc_info: object) -> None:
+        db = self.store.db
+        if kind is None:
+            db.execute("COMMIT")
+        elif db.in_transaction:
+            db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
