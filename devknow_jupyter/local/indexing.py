@@ -379,7 +379,9 @@ class Indexer:
     def refresh_folders(self, *, progress: ProgressHook | None = None) -> IndexReport:
         """Reindex every remembered folder (incrementally). A folder that is gone is reported, not emptied."""
         report = IndexReport()
-        for folder in self.store.folders():
+        with self.store.failures("read the local index"):
+            folders = self.store.folders()
+        for folder in folders:
             if not Path(folder).exists():
                 report.skipped.append((folder, "folder not found (its documents are kept)"))
                 continue
