@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from bench.docgen import generate_markdown
 from devknow_jupyter.models import Document
 from devknow_jupyter.render import sections, static
 from devknow_jupyter.render.markdown import render_markdown
 from devknow_jupyter.render.widgets import DocumentView
+from tests.docgen import generate_markdown
 
 BASE = "https://docs.example.dev/big"
 
