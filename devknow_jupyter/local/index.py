@@ -221,8 +221,9 @@ class LocalIndex:
             start = max(0, offset)
             # The whole ranking, for a stable order; the notices (a weak match) of the pages shown so far, as
             # for one search of that many hits.
-            outcome = search.search(query, max(len(search.ranker), 1), source=source, origin=origin)
-            notices = search.search(query, start + limit, source=source, origin=origin).notices
+            shown = start + limit
+            outcome = search.search(query, max(len(search.ranker), 1), source=source, origin=origin, shown=shown)
+            notices = outcome.notices if shown > 0 else search.search(query, 0).notices
             ranked, undated, dated = self._since(outcome.doc_ids, since_ns)
             rows = self._passages(search, outcome.text, ranked[start : start + limit]) if limit > 0 else []
         return SearchPage(_results(rows), notices, start + limit < len(ranked), generation, undated, dated)

@@ -440,13 +440,14 @@ class LexicalRanker:
     def coverage(self, words: Sequence[str], positions: np.ndarray) -> np.ndarray:
         """For each page position in ``positions``, how many of ``words`` (or their stems) it contains."""
         found = np.zeros(len(positions), dtype=np.int32)
+        has = np.zeros(len(self.doc_ids), dtype=bool)  # per page, not np.isin: no sort of each posting list
         for word in dict.fromkeys(words):
-            has = np.zeros(len(positions), dtype=bool)
+            has[:] = False
             for form in (word, STEM_MARK + stem(word)) if stem(word) else (word,):
                 slot = self.term_ids.get(form)
                 if slot is not None:
-                    has |= np.isin(positions, self.postings[self.offsets[slot] : self.offsets[slot + 1]])
-            found += has
+                    has[self.postings[self.offsets[slot] : self.offsets[slot + 1]]] = True
+            found += has[positions]
         return found
 
     def top(self, scores: np.ndarray, limit: int, allowed: np.ndarray | None = None) -> np.ndarray:

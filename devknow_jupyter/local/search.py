@@ -152,21 +152,24 @@ class PageSearch:
         return scores
 
     def search(
-        self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
+        self, query: str, limit: int, *, source: str | None = None, origin: str | None = None, shown: int | None = None
     ) -> SearchOutcome:
-        """The ``limit`` best pages for ``query`` among those the filters keep, and what to tell the user."""
+        """The ``limit`` best pages for ``query`` among those the filters keep, and what to tell the user.
+
+        ``shown``: the notices (a weak match) are those of a search of that many pages (default ``limit``), so one
+        scoring gives a whole ranking for paging and the notices of the pages shown so far."""
         parsed = ranking_query(query)
         if not parsed.tokens or limit <= 0 or not len(self.ranker):
             return SearchOutcome([], parsed.text, [NO_MATCH] if parsed.tokens else [])
         scores = self._templates_first(query, self.scores(parsed.text, parsed.tokens, parsed.pairs, typed=query))
         positions = self.ranker.top(scores, limit, self.allowed(source, origin))
-        doc_ids = [int(self.ranker.doc_ids[position]) for position in positions]
+        doc_ids = self.ranker.doc_ids[positions].tolist()
         notices = []
         where = f" on {source}" if source else ""
         if not doc_ids:
             notices.append(NO_MATCH.replace("No page here", f"No page{where}"))
         elif parsed.words:
-            covered = self.ranker.coverage(parsed.words, positions)
+            covered = self.ranker.coverage(parsed.words, positions if shown is None else positions[: max(shown, 1)])
             if int(covered.max()) * 2 <= len(parsed.words):
                 notices.append(WEAK_MATCH.replace("no page here", f"no page{where}" if where else "no page here"))
         return SearchOutcome(doc_ids, parsed.text, notices)
