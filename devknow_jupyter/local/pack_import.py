@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+import numpy as np
+
 from ..errors import ConfigurationError
 from .credits import PackCredits
 from .pages import PageStore
@@ -62,6 +64,7 @@ def _copy_attached(store: PageStore, report: IndexReport, origins: Mapping[str, 
     ):
         report.skipped.append((name, f"this index has a document of that name already ({owner}); it is kept"))
     offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
+    was_empty = db.execute("SELECT count(*) FROM main.documents").fetchone()[0] == 0
     highest = db.execute("SELECT coalesce(max(id), 0) FROM pack.documents").fetchone()[0]
     if not isinstance(highest, int) or offset + highest > MAX_DOC_ID:
         raise ConfigurationError(
@@ -95,3 +98,27 @@ def _copy_attached(store: PageStore, report: IndexReport, origins: Mapping[str, 
     )
     report.chunks = db.execute("SELECT count(*) FROM main.chunks WHERE doc_id > ?", (offset,)).fetchone()[0]
     store.changed()
+    if was_empty:
+        _copy_ranker(store, offset)
+
+
+def _copy_ranker(store: PageStore, offset: int) -> None:
+    """Into an index that had no pages, the pack's stored ranker with its page ids moved by ``offset``, when it is
+    the ranker of every page copied: the same ranker a build from the copied term counts makes (the vocabulary in
+    the same page order), without the build. Anything else (an older pack, pages left out) is left to a build."""
+    db = store.db
+    generation = db.execute("SELECT value FROM pack.meta WHERE key = 'generation'").fetchone()
+    stored_at = db.execute("SELECT value FROM pack.meta WHERE key = 'ranker_generation'").fetchone()
+    if generation is None or stored_at is None or generation[0] != stored_at[0]:
+        return
+    parts = dict(db.execute("SELECT part, data FROM pack.ranker_snapshot"))
+    if not isinstance(parts.get("doc_ids"), bytes) or len(parts["doc_ids"]) % 8:
+        return
+    ranked = np.frombuffer(parts["doc_ids"], dtype=np.int64)
+    copied = [doc_id for (doc_id,) in db.execute("SELECT doc_id - ? FROM main.page_terms ORDER BY doc_id", (offset,))]
+    if not np.array_equal(ranked, np.array(copied, dtype=np.int64)):
+        return  # the pack's ranker is not of exactly the pages copied
+    parts["doc_ids"] = (ranked + offset).tobytes()
+    db.execute("DELETE FROM main.ranker_snapshot")
+    db.executemany("INSERT INTO main.ranker_snapshot (part, data) VALUES (?, ?)", parts.items())
+    store.put_meta("ranker_generation", store.generation())

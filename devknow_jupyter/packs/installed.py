@@ -78,7 +78,7 @@ def add(path: str | os.PathLike[str], *, index: LocalIndex | None = None) -> Add
     started = time.perf_counter()
     manifest = read_manifest(path)
     own = index is None
-    index = index or _default_index()
+    index = index if index is not None else _default_index()  # an empty index is falsy (len 0)
     try:
         packs = installed_manifests(index)
         name = manifest["name"]
@@ -113,7 +113,7 @@ def _kept_copies(index: LocalIndex, names: list[str]) -> dict[str, int]:
 def installed(*, index: LocalIndex | None = None) -> list[dict[str, Any]]:
     """The installed packs' manifests (name, sources with licences and page counts, built), sorted by name."""
     own = index is None
-    index = index or _default_index()
+    index = index if index is not None else _default_index()  # an empty index is falsy (len 0)
     try:
         return [packs for _, packs in sorted(installed_manifests(index).items())]
     finally:
@@ -124,7 +124,7 @@ def installed(*, index: LocalIndex | None = None) -> list[dict[str, Any]]:
 def remove(name: str, *, index: LocalIndex | None = None) -> int:
     """Uninstall the pack called ``name``; returns how many pages were removed. Unknown names raise PackError."""
     own = index is None
-    index = index or _default_index()
+    index = index if index is not None else _default_index()  # an empty index is falsy (len 0)
     try:
         packs = installed_manifests(index)
         if name not in packs:
