@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .chunking import clean_heading
-from .tokens import PAIR_JOINER, STEM_MARK, stem, tokens, word_pairs
+from .tokens import PAIR_JOINER, STEM_MARK, runs, stem, tokens, word_pairs
 
 __all__ = [
     "FIELDS",
@@ -115,30 +115,26 @@ def page_text_fields(title: str, uri: str, description: str, content: str) -> tu
 
 def page_terms(title: str, uri: str, description: str, content: str) -> PageTerms:
     """Count the tokens of each field of one page (and the stemmed forms of its words, and its word pairs)."""
-    index: dict[str, int] = {}
-    rows: list[list[int]] = []
+    rows: dict[str, list[int]] = {}
     lengths = np.zeros(len(FIELDS), dtype=np.float32)
     fields = page_text_fields(title, uri, description, content)
+    cut = [runs(text) for text in fields]
     for field, text in enumerate(fields):
-        found = Counter(tokens(text))
+        found = Counter(tokens(text, cut[field]))
         lengths[field] = sum(found.values())
         for token, count in found.items():
-            if len(token) > MAX_TOKEN_CHARS:
-                continue
-            stemmed = _stem(token)
-            for form in (token, stemmed) if stemmed else (token,):
-                slot = index.get(form)
-                if slot is None:
-                    slot = index[form] = len(rows)
-                    rows.append([0] * len(FIELDS))
-                rows[slot][field] = min(65535, rows[slot][field] + count)
-    terms = list(index)
-    counts = [np.array(rows, dtype=np.uint16).reshape(len(rows), len(FIELDS))]
+            for form in _forms(token):
+                row = rows.get(form)
+                if row is None:
+                    row = rows[form] = [0] * len(FIELDS)
+                row[field] += count
+    terms = list(rows)
+    counts = [np.minimum(np.array(list(rows.values()), dtype=np.int64).reshape(len(rows), len(FIELDS)), 65535)]
     # Word pairs (not counted in the fields' lengths). Most are the body's alone: those go in as one block.
-    body = Counter(word_pairs(fields[-1]))
+    body = Counter(word_pairs(fields[-1], cut[-1]))
     short: dict[str, list[int]] = {}
     for field, text in enumerate(fields[:-1]):
-        for pair, count in Counter(word_pairs(text)).items():
+        for pair, count in Counter(word_pairs(text, cut[field])).items():
             short.setdefault(pair, [0] * len(FIELDS))[field] += count
     for pair, row in short.items():
         row[-1] = body.pop(pair, 0)
@@ -148,8 +144,17 @@ def page_terms(title: str, uri: str, description: str, content: str) -> PageTerm
     block[:, -1] = np.fromiter((body[pair] for pair in alone), np.int64, len(alone))
     rows_short = np.array([short[pair] for pair in both], dtype=np.int64).reshape(len(both), len(FIELDS))
     terms += both + alone
-    counts += [np.minimum(part, 65535).astype(np.uint16) for part in (rows_short, block)]
-    return PageTerms(terms, np.vstack(counts), lengths)
+    counts += [np.minimum(part, 65535) for part in (rows_short, block)]
+    return PageTerms(terms, np.vstack(counts).astype(np.uint16), lengths)
+
+
+@lru_cache(maxsize=65536)
+def _forms(token: str) -> tuple[str, ...]:
+    """The forms a token is counted under: itself and its stem (none when it is too long to keep)."""
+    if len(token) > MAX_TOKEN_CHARS:
+        return ()
+    stemmed = _stem(token)
+    return (token, stemmed) if stemmed else (token,)
 
 
 #: Bytes of a word pair are summed times powers of this odd number (mod 2**64): a polynomial hash, computed

@@ -95,11 +95,17 @@ def _emit(run: str) -> Iterator[str]:
     yield from parts
 
 
-def tokens(text: str) -> list[str]:
-    """Every token of ``text`` in order: whole identifiers and their word parts, lower-case."""
+def runs(text: str) -> list[str]:
+    """The identifier-like runs of ``text`` that :func:`tokens` and :func:`word_pairs` cut (to cut them once)."""
+    return _RUN.findall(text or "")
+
+
+def tokens(text: str, found: list[str] | None = None) -> list[str]:
+    """Every token of ``text`` in order: whole identifiers and their word parts, lower-case (``found``: its
+    :func:`runs`, when already cut)."""
     out: list[str] = []
     append, extend = out.append, out.extend
-    for run in _RUN.findall(text or ""):
+    for run in runs(text) if found is None else found:
         if run.isascii() and run.isalnum():
             if run.islower():  # most prose: nothing to split
                 append(run)
@@ -123,17 +129,25 @@ def word_tokens(text: str) -> list[str]:
     return [part for match in _RUN.finditer(text or "") for part in split_identifier(match.group(0))]
 
 
-def word_pairs(text: str) -> list[str]:
+def word_pairs(text: str, found: list[str] | None = None) -> list[str]:
     """Each pair of neighbouring content words of ``text`` (stopwords skipped), joined by ``PAIR_JOINER``:
-    ``"run a command line tool"`` -> ``["run command", "command line", "line tool"]``."""
+    ``"run a command line tool"`` -> ``["run command", "command line", "line tool"]`` (``found``: its
+    :func:`runs`, when already cut)."""
     words: list[str] = []
-    for run in _RUN.findall(text or ""):
+    for run in runs(text) if found is None else found:
         if run.isascii() and run.isalnum() and run.islower():  # most prose: one word, nothing to split
             if run not in STOPWORDS:
                 words.append(run)
         else:
-            words.extend(word for word in split_identifier(run) if word not in STOPWORDS)
+            words.extend(_content_words(run))
     return [f"{first}{PAIR_JOINER}{second}" for first, second in pairwise(words) if first != second]
+
+
+@lru_cache(maxsize=65536)
+def _content_words(run: str) -> tuple[str, ...]:
+    """The word parts of one identifier-like run that are not stopwords (runs repeat: a page's pairs and
+    tokens are cut from the same text, and identifiers recur across pages)."""
+    return tuple(word for word in split_identifier(run) if word not in STOPWORDS)
 
 
 _SUFFIXES = (
