@@ -46,10 +46,13 @@ def _chosen(db: sqlite3.Connection, doc_ids: list[int], expression: str) -> list
     best: dict[int, tuple[float, int]] = {}
     if expression:
         marks = ",".join("?" * len(doc_ids))
+        # The rowid range spanning the pages is what FTS5 can seek on (a pack's pages of one site are
+        # neighbours: most hits of a query are); the IN test then keeps the pages' own passages.
+        span = passage_ids(min(doc_ids))[0], passage_ids(max(doc_ids))[1]
         for passage, score in db.execute(
             f"SELECT rowid, bm25(chunks_fts, 8.0, 4.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
-            f" AND (rowid >> {PAGE_SHIFT}) IN ({marks})",
-            (expression, *doc_ids),
+            f" AND rowid BETWEEN ? AND ? AND (rowid >> {PAGE_SHIFT}) IN ({marks})",
+            (expression, *span, *doc_ids),
         ):
             page = passage >> PAGE_SHIFT
             if page not in best or (score, passage) < best[page]:
