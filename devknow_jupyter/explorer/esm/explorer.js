@@ -9,11 +9,14 @@
 //     Enter or Space opens the highlighted row. Pressed anywhere else in the explorer (its blank space takes
 //     the focus on a click), the arrows drive the hit list. The ends stop (no wrap).
 //   * Tab moves through the controls and every hit; the Search and Ask buttons are for the mouse only.
-// The notebook's shortcuts (ArrowUp/ArrowDown select another cell, Shift+Enter runs one) do not fire for keys
-// pressed inside the explorer (Lumino's data-lm-suppress-shortcuts), and the keys handled here are taken
-// before the page sees them (a keydown listener on the window, capture phase, for targets in the explorer).
+// The explorer's own keys (OWN_KEYS, unmodified) are taken before the page sees them (a keydown listener on
+// the window, capture phase, for targets in the explorer), so the notebook's shortcuts for them (ArrowUp /
+// ArrowDown select another cell) do not fire; every other key (Ctrl+S, Shift+Enter, the command palette)
+// reaches JupyterLab and Notebook 7 as it would anywhere else.
 
 const MOVES = { ArrowDown: 1, ArrowUp: -1, Home: 'first', End: 'last' };
+// The keys the explorer keeps for itself (unmodified); every other key reaches JupyterLab (Ctrl+S saves).
+const OWN_KEYS = new Set(['ArrowDown', 'ArrowUp', 'ArrowLeft', 'ArrowRight', 'Enter', 'Escape', 'Home', 'End', ' ']);
 
 function make(tag, className, props = {}) {
   const node = document.createElement(tag);
@@ -102,9 +105,6 @@ function render({ model, el }) {
   };
   el.classList.add('devknow-explorer');
   el.tabIndex = -1; // a click on its blank space gives the explorer the focus (and the arrow keys)
-  // Lumino (JupyterLab, Notebook 7) matches no shortcut for a key pressed inside this element: Notebook 7
-  // handles keys in the capture phase, before any handler here could stop them.
-  el.setAttribute('data-lm-suppress-shortcuts', 'true');
 
   const style = make('div', 'dkx-style');
   const back = button('dkx-back', '◀', 'Back');
@@ -166,6 +166,8 @@ function render({ model, el }) {
   const onKey = (event) => {
     const target = event.target;
     if (!el.contains(target) || event.ctrlKey || event.altKey || event.metaKey || event.isComposing) return;
+    if (!OWN_KEYS.has(event.key) || event.shiftKey) return; // Ctrl+S, Shift+Enter, …: JupyterLab's
+    event.stopPropagation(); // the notebook's shortcuts for these keys (another cell, edit mode) stay out
     let handled = false;
     if (target === search.input || target === source.input || target === ask.input) {
       if (event.key === 'Enter' && !event.shiftKey) {
@@ -181,10 +183,7 @@ function render({ model, el }) {
     } else {
       handled = hits.key(event); // anywhere else in the explorer the arrows drive the hit list
     }
-    if (handled) {
-      event.preventDefault();
-      event.stopImmediatePropagation();
-    }
+    if (handled) event.preventDefault();
   };
   // In the capture phase on the window, before the page's own handlers: the notebook (Notebook 7's in
   // particular) listens for arrow keys on its node in the capture phase and would move the focus to a cell.

@@ -5,6 +5,14 @@
 // textContent. Fetching stays in Python: a click or a key sends a custom message ({do: "open" | "more" |
 // "all", name}), Python answers by setting traits and counting up `replies`.
 
+// The keys a view keeps for itself (without Ctrl, Alt, Meta or Shift); all others reach JupyterLab.
+const OWN_KEYS = new Set(["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Enter", "Escape", "Home", "End", " "]);
+
+function ownKey(event) {
+  return OWN_KEYS.has(event.key) && !event.ctrlKey && !event.altKey && !event.metaKey && !event.shiftKey
+    && !event.isComposing;
+}
+
 let serial = 0; // element ids unique in the page (aria-activedescendant points at the active hit)
 
 function element(tag, className, text) {
@@ -57,9 +65,6 @@ function render({ model, el }) {
     list.tabIndex = 0;
     list.setAttribute("role", "listbox");
     list.setAttribute("aria-label", kind === "answer" ? "References" : "Hits");
-    // JupyterLab and Notebook 7 take arrow keys and Enter for their own shortcuts; not while the list has focus.
-    list.setAttribute("data-lm-suppress-shortcuts", "true");
-    pageView.setAttribute("data-lm-suppress-shortcuts", "true");
   }
   if (kind === "document") back.hidden = true; // a page on its own has no list to go back to
 
@@ -199,29 +204,37 @@ function render({ model, el }) {
     draw();
   }
 
-  list.addEventListener("keydown", event => {
+  // The view's own keys (OWN_KEYS, unmodified) are taken before the page sees them, in the capture phase on the
+  // window: Notebook 7 runs its shortcuts in the document's capture phase, JupyterLab in the bubbling phase, and
+  // either would move to another cell or into edit mode. Every other key (Ctrl+S, Shift+Enter, the command
+  // palette, a cell's letters) goes on to JupyterLab as if the view were not there.
+  function onKey(event) {
+    if (!root.contains(event.target) || !ownKey(event)) return;
+    event.stopPropagation(); // default actions stay (a focused button's Enter, scrolling the page with arrows)
+    if (list.contains(event.target) && listKey(event.key)) event.preventDefault();
+    else if (pageView.contains(event.target) && event.key === "Escape" && kind !== "document") {
+      event.preventDefault();
+      goBack();
+    }
+  }
+
+  function listKey(key) {
     const count = rows().length;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      state.active = (state.active + (event.key === "ArrowDown" ? 1 : count - 1)) % Math.max(count, 1);
+    if (key === "ArrowDown" || key === "ArrowUp") {
+      state.active = (state.active + (key === "ArrowDown" ? 1 : count - 1)) % Math.max(count, 1);
       markActive();
       rows()[state.active]?.scrollIntoView({ block: "nearest" });
-    } else if (event.key === "Home" || event.key === "End") {
-      state.active = event.key === "Home" ? 0 : count - 1;
+    } else if (key === "Home" || key === "End") {
+      state.active = key === "Home" ? 0 : count - 1;
       markActive();
-    } else if (event.key === "Enter") {
+    } else if (key === "Enter") {
       open(state.active);
     } else {
-      return;
+      return false;
     }
-    event.preventDefault();
-    event.stopPropagation(); // not the notebook's cell navigation
-  });
-  pageView.addEventListener("keydown", event => {
-    if (event.key !== "Escape" || kind === "document") return;
-    event.preventDefault();
-    event.stopPropagation();
-    goBack();
-  });
+    return true;
+  }
+  window.addEventListener("keydown", onKey, true);
   back.addEventListener("click", goBack);
   more.addEventListener("click", onMore);
   showAll.addEventListener("click", () => {
@@ -237,6 +250,7 @@ function render({ model, el }) {
   return () => {
     changes.forEach(name => model.off(name, redraw));
     model.off("change:replies", onReply);
+    window.removeEventListener("keydown", onKey, true);
   };
 }
 
