@@ -31,6 +31,7 @@ import traitlets
 
 from . import static
 from .actions import ResultActions, as_actions
+from .labels import tells_for
 from .style import style_block
 
 if TYPE_CHECKING:
@@ -167,10 +168,12 @@ def _page_item(document: Document, opts: DisplayOptions, max_chars: int | None) 
     return {"name": document.name, "html": f'<div class="devknow-doc">{head}{body}</div>', "truncated": truncated}
 
 
-def _hit_item(hit: DocumentChunk, number: int | None, opts: DisplayOptions, preview: bool) -> dict[str, Any]:
+def _hit_item(
+    hit: DocumentChunk, number: int | None, opts: DisplayOptions, preview: bool, tell: str = ""
+) -> dict[str, Any]:
     preview_chars = (opts.preview_chars or None) if preview else None
-    inner = static.hit_html(hit, number, max_chars=opts.max_chars or None, preview_chars=preview_chars)
-    return {"name": hit.parent, "html": inner, "truncated": False}
+    inner = static.hit_html(hit, number, max_chars=opts.max_chars or None, preview_chars=preview_chars, tell=tell)
+    return {"name": hit.parent, "html": inner, "truncated": False, "tell": tell}
 
 
 class HitList(ResultWidget):
@@ -184,8 +187,11 @@ class HitList(ResultWidget):
         options: DisplayOptions | None = None,
     ) -> None:
         self.results = results  # the last page fetched: where "More" goes on from
+        self._hits = list(results)  # every hit listed, for telling look-alikes apart across pages
         opts = _options(options)
-        items = [_hit_item(hit, number, opts, True) for number, hit in enumerate(results, 1)]
+        tells = tells_for(self._hits)
+        numbered = zip(enumerate(results, 1), tells, strict=True)
+        items = [_hit_item(hit, number, opts, True, tell) for (number, hit), tell in numbered]
         super().__init__(
             actions=actions,
             options=opts,
@@ -200,10 +206,20 @@ class HitList(ResultWidget):
         if self.actions is None or not self.results.has_next_page:
             return
         page = self.actions.next_page(self.results)
-        start = len(self.items)
-        added = [_hit_item(hit, number, self._opts, True) for number, hit in enumerate(page, start + 1)]
+        self._hits += list(page)
+        tells = tells_for(self._hits)
+        # A hit listed before gets its HTML again only when the new page gave its title a look-alike.
+        items = [
+            item if item.get("tell") == tell else _hit_item(hit, number, self._opts, True, tell)
+            for (number, hit), item, tell in zip(enumerate(self._hits, 1), self.items, tells, strict=False)
+        ]
+        start = len(items)
+        items += [
+            _hit_item(hit, number, self._opts, True, tell)
+            for (number, hit), tell in zip(enumerate(page, start + 1), tells[start:], strict=True)
+        ]
         self.results = page
-        self.items = [*self.items, *added]
+        self.items = items
         self.has_next = page.has_next_page
         self.error = ""
 
