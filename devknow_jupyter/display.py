@@ -259,12 +259,16 @@ def placeholder(text: str = "Searching…") -> MimeBundle:
         handle = display(placeholder("Searching…"), display_id=True)
         handle.update(results)
     """
-    from .render.style import ROOT_CLASS, style_block
+    from .render.style import ROOT_CLASS
 
+    # Styled inline, without the stylesheet: the line shows for a moment, once per call, and is replaced.
     return MimeBundle(
         {
             "text/plain": str(text),
-            "text/html": f'{style_block()}\n<div class="{ROOT_CLASS} devknow-placeholder" role="status">'
+            "text/html": f'<div class="{ROOT_CLASS} devknow-placeholder" role="status" style="{_PLACEHOLDER_STYLE}">'
             f"{html.escape(str(text))}</div>",
         }
     )
+
+
+_PLACEHOLDER_STYLE = "color: var(--jp-content-font-color2, inherit); font-style: italic;"

@@ -295,5 +295,19 @@ def test_views_have_cheap_reprs_and_ship_their_module() -> None:
     assert repr(HitList(many_hits(3))) == "<HitList>"
     assert repr(DocumentView(long_document(1))) == "<DocumentView>"
     view = HitList(many_hits(1))
-    assert "export default { render }" in view._esm and ".dkv-item" in view._css
+    assert "export default { render }" in view._esm
     assert isinstance(view, ipywidgets.DOMWidget)  # anywidget is an ipywidgets widget: the notebook contract holds
+
+
+def test_the_stylesheet_is_one_model_for_every_view_not_in_each() -> None:
+    from devknow_jupyter.render.style import CSS
+    from devknow_jupyter.render.widgets import StyleSheet, _shared_style
+
+    views = [HitList(many_hits(2)), DocumentView(long_document(1)), HitList(many_hits(3))]
+    style = _shared_style()
+    assert isinstance(style, StyleSheet) and CSS in style._css and ".dkv-item" in style._css
+    for view in views:
+        assert "<style" not in view.header and not getattr(view, "_css", "")
+    assert _shared_style() is style  # one model, made once
+    style.close()
+    assert _shared_style() is not style  # closed (Widget.close_all()): made again for the next view

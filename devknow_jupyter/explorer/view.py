@@ -115,10 +115,11 @@ class ExplorerView:
 
     def show_passages(self, results: SearchResults) -> None:
         """The right pane for a search: each hit's passage."""
-        shown = results[:MAX_HITS]
+        from ..render.payload import hit_items
+
         passages = "".join(
-            f'<div class="devknow-hit">{_static().hit_html(hit, i, max_chars=page_chars(), tell=tell)}</div>'
-            for (i, hit), tell in zip(enumerate(shown, 1), tells_for(shown), strict=True)
+            f'<div class="devknow-hit">{item["html"]}</div>' for item in hit_items(results[:MAX_HITS],
+                                                                                   max_chars=page_chars())
         )
         with self.widget.hold_sync():
             self.highlight_hit(None)

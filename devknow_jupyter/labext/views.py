@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..render.labels import tells_for
-from ..render.views import view_for
+from ..render.payload import hit_items
+from ..render.views import FRAGMENT_PREVIEW_CHARS, view_for
 
 __all__ = ["answer_reply", "as_json", "documents_reply", "html_for", "search_reply"]
 
@@ -29,9 +29,10 @@ def html_for(obj: Any, number: int | None = None, tell: str = "") -> str:
 def search_reply(results: Any) -> dict[str, Any]:
     """Search results in the service's shape, each hit with its title, page URL, tell (what tells it apart from
     hits with its title, or "") and HTML added."""
+    items = hit_items(results, preview_chars=FRAGMENT_PREVIEW_CHARS)  # the payload the widgets show too
     hits = [
-        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "tell": tell, "html": html_for(hit, number, tell)}
-        for (number, hit), tell in zip(enumerate(results, 1), tells_for(results), strict=True)
+        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "tell": item["tell"], "html": item["html"]}
+        for hit, item in zip(results, items, strict=True)
     ]
     return {
         "kind": "search",

@@ -240,15 +240,25 @@ def hit_html(
     )
 
 
-def hits_html(results: SearchResults, *, max_chars: int | None = None, preview_chars: int | None = None) -> str:
-    """All hits as a complete HTML output (stylesheet included); ``preview_chars`` as for :func:`hit_html`."""
-    tells = tells_for(results)
-    items = "".join(
-        f'<div class="devknow-hit">{hit_html(hit, i, max_chars=max_chars, preview_chars=preview_chars, tell=tell)}'
-        "</div>"
-        for (i, hit), tell in zip(enumerate(results, 1), tells, strict=True)
-    )
-    return page(hits_header_html(results) + items, "devknow-hits")
+def hits_html(
+    results: SearchResults,
+    *,
+    max_chars: int | None = None,
+    preview_chars: int | None = None,
+    items: list[dict] | None = None,
+) -> str:
+    """All hits as a complete HTML output (stylesheet included); ``preview_chars`` as for :func:`hit_html`;
+    ``items``: the hits rendered already (:func:`~.payload.hit_items`), whose HTML is used as it is."""
+    if items is not None:
+        parts = [item["html"] for item in items]
+    else:
+        tells = tells_for(results)
+        parts = [
+            hit_html(hit, i, max_chars=max_chars, preview_chars=preview_chars, tell=tell)
+            for (i, hit), tell in zip(enumerate(results, 1), tells, strict=True)
+        ]
+    items_html = "".join(f'<div class="devknow-hit">{part}</div>' for part in parts)
+    return page(hits_header_html(results) + items_html, "devknow-hits")
 
 
 def hit_markdown(

@@ -120,7 +120,11 @@ class SearchResultsView(View):
         return HitList(obj, actions=actions, options=options)
 
     def html(self, obj: SearchResults, options: DisplayOptions) -> str:
-        return static.hits_html(obj, max_chars=_limit(options), preview_chars=options.preview_chars or None)
+        from .payload import hit_items
+
+        # The widget's items are these (rendered once for both): the same limits as HitList's.
+        items = hit_items(obj, max_chars=_limit(options), preview_chars=options.preview_chars or None)
+        return static.hits_html(obj, items=items)
 
     def markdown(self, obj: SearchResults, options: DisplayOptions) -> str:
         return static.hits_markdown(obj, max_chars=_limit(options), preview_chars=options.preview_chars or None)

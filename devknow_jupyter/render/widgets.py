@@ -32,13 +32,16 @@ import traitlets
 from . import static
 from .actions import ResultActions, as_actions
 from .labels import tells_for
-from .style import style_block
+from .payload import hit_items, page_item
+from .style import CSS
 
 if TYPE_CHECKING:
     from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
     from .settings import DisplayOptions
 
-__all__ = ["AnswerView", "DocumentView", "DocumentsView", "HitList", "HitView", "ResultWidget", "error_line"]
+__all__ = [
+    "AnswerView", "DocumentView", "DocumentsView", "HitList", "HitView", "ResultWidget", "StyleSheet", "error_line",
+]
 
 
 def _asset(name: str) -> str:
@@ -64,6 +67,7 @@ def error_line(exc: BaseException) -> str:
 
 
 _SHARED_LAYOUT: ipywidgets.Layout | None = None
+_SHARED_STYLE: StyleSheet | None = None
 
 
 def _shared_layout() -> ipywidgets.Layout:
@@ -74,10 +78,31 @@ def _shared_layout() -> ipywidgets.Layout:
     return _SHARED_LAYOUT
 
 
+class StyleSheet(anywidget.AnyWidget):
+    """The views' stylesheet (:data:`~.style.CSS` and ``esm/results.css``) in one model per kernel, shown nowhere.
+
+    anywidget puts a model's ``_css`` into the page when the page creates the model (also from a saved
+    notebook's widget state), once per model class: so the stylesheet reaches the page once, however many
+    result views the notebook holds, and each view carries only its content.
+    """
+
+    _esm = "export default {};"
+    _css = CSS + "\n" + _asset("results.css")
+
+
+def _shared_style() -> StyleSheet:
+    """The one :class:`StyleSheet` model (made again if ``Widget.close_all()`` closed it)."""
+    global _SHARED_STYLE
+    if _SHARED_STYLE is None or getattr(_SHARED_STYLE, "comm", None) is None:
+        _SHARED_STYLE = StyleSheet(layout=_shared_layout())
+    return _SHARED_STYLE
+
+
 class ResultWidget(anywidget.AnyWidget):
     """The one model behind every view: what the page shows, as synced traits, and the requests it answers.
 
-    Traits: ``kind`` (hits, hit, document, documents, answer); ``header`` (sanitized HTML with the stylesheet);
+    Traits: ``kind`` (hits, hit, document, documents, answer); ``header`` (sanitized HTML; the stylesheet is
+    the one :class:`StyleSheet` model's);
     ``items`` (the hits, references or documents: ``{"name", "html", "truncated"}``); ``page_size``;
     ``has_next`` (the service has another page of hits); ``can_open`` (actions were given); ``page`` (the
     page opened in place: ``{"name", "html", "truncated"}``, or ``{}``); ``error`` (one line, or ""); and
@@ -85,7 +110,6 @@ class ResultWidget(anywidget.AnyWidget):
     """
 
     _esm = _asset("results.js")
-    _css = _asset("results.css")
 
     kind = traitlets.Unicode("").tag(sync=True)
     header = traitlets.Unicode("").tag(sync=True)
@@ -104,6 +128,7 @@ class ResultWidget(anywidget.AnyWidget):
         self._opts = _options(options)
         self._documents: dict[str, Document] = {}  # opened pages, kept for "Show all"
         traits.setdefault("page_size", max(1, self._opts.page_size))
+        _shared_style()  # before this view's model, so the page has the stylesheet when the view renders
         super().__init__(layout=_shared_layout(), can_open=self.actions is not None, **traits)
         self.on_msg(self._on_message)
 
@@ -156,24 +181,19 @@ class ResultWidget(anywidget.AnyWidget):
             self.error = ""
 
 def _page_item(document: Document, opts: DisplayOptions, max_chars: int | None) -> dict[str, Any]:
-    """A page as the view shows it: header, contents, rendered body, and whether it was cut."""
-    body, truncated = static.document_body_html(
-        document,
-        max_chars=max_chars,
-        toc_min_headings=opts.toc_min_headings,
-        raw=opts.raw,
-        static=False,  # the note need not say how to see the rest: the view has "Show all"
-    )
-    head = static.document_header_html(document)
-    return {"name": document.name, "html": f'<div class="devknow-doc">{head}{body}</div>', "truncated": truncated}
+    """A page as the view shows it (:func:`~.payload.page_item`)."""
+    return page_item(document, max_chars=max_chars, toc_min_headings=opts.toc_min_headings, raw=opts.raw)
 
 
-def _hit_item(
-    hit: DocumentChunk, number: int | None, opts: DisplayOptions, preview: bool, tell: str = ""
-) -> dict[str, Any]:
-    preview_chars = (opts.preview_chars or None) if preview else None
-    inner = static.hit_html(hit, number, max_chars=opts.max_chars or None, preview_chars=preview_chars, tell=tell)
-    return {"name": hit.parent, "html": inner, "truncated": False, "tell": tell}
+def _hit_limits(opts: DisplayOptions) -> dict[str, int | None]:
+    """How much of each hit a list shows (the static twin's settings too: its items are reused)."""
+    return {"max_chars": opts.max_chars or None, "preview_chars": opts.preview_chars or None}
+
+
+def _hit_item(hit: DocumentChunk, opts: DisplayOptions) -> dict[str, Any]:
+    """One hit alone, its whole passage (no preview, no number)."""
+    inner = static.hit_html(hit, None, max_chars=opts.max_chars or None)
+    return {"name": hit.parent, "html": inner, "truncated": False, "tell": ""}
 
 
 class HitList(ResultWidget):
@@ -189,14 +209,13 @@ class HitList(ResultWidget):
         self.results = results  # the last page fetched: where "More" goes on from
         self._hits = list(results)  # every hit listed, for telling look-alikes apart across pages
         opts = _options(options)
-        tells = tells_for(self._hits)
-        numbered = zip(enumerate(results, 1), tells, strict=True)
-        items = [_hit_item(hit, number, opts, True, tell) for (number, hit), tell in numbered]
+        # The same items as the static twin's (rendered once for both when the twin came first).
+        items = hit_items(results, **_hit_limits(opts))
         super().__init__(
             actions=actions,
             options=opts,
             kind="hits",
-            header=style_block() + static.hits_header_html(results),
+            header=static.hits_header_html(results),
             items=items,
             has_next=results.has_next_page,
         )
@@ -208,16 +227,14 @@ class HitList(ResultWidget):
         page = self.actions.next_page(self.results)
         self._hits += list(page)
         tells = tells_for(self._hits)
+        limits = _hit_limits(self._opts)
         # A hit listed before gets its HTML again only when the new page gave its title a look-alike.
         items = [
-            item if item.get("tell") == tell else _hit_item(hit, number, self._opts, True, tell)
+            item if item.get("tell") == tell else hit_items([hit], **limits, start=number, tells=[tell])[0]
             for (number, hit), item, tell in zip(enumerate(self._hits, 1), self.items, tells, strict=False)
         ]
         start = len(items)
-        items += [
-            _hit_item(hit, number, self._opts, True, tell)
-            for (number, hit), tell in zip(enumerate(page, start + 1), tells[start:], strict=True)
-        ]
+        items += hit_items(page, **limits, start=start + 1, tells=tells[start:])
         self.results = page
         self.items = items
         self.has_next = page.has_next_page
@@ -232,8 +249,8 @@ class HitView(ResultWidget):
     ) -> None:
         self.hit = hit
         opts = _options(options)
-        super().__init__(actions=actions, options=opts, kind="hit", header=style_block(),
-                         items=[_hit_item(hit, None, opts, False)])
+        super().__init__(actions=actions, options=opts, kind="hit",
+                         items=[_hit_item(hit, opts)])
 
 
 class DocumentView(ResultWidget):
@@ -244,7 +261,7 @@ class DocumentView(ResultWidget):
         self.document = document
         opts = _options(options)
         page = _page_item(document, opts, opts.max_chars or None)
-        super().__init__(options=opts, kind="document", header=style_block(), page=page)
+        super().__init__(options=opts, kind="document", page=page)
         self._documents[document.name] = document
 
     @property
@@ -265,7 +282,7 @@ class DocumentsView(ResultWidget):
         extra = static.info_summary(info)
         if extra:
             head += " · " + " · ".join(html.escape(part) for part in extra)
-        header = f'{style_block()}<div class="devknow-header">{head}</div>{static.notices_html(info)}'
+        header = f'<div class="devknow-header">{head}</div>{static.notices_html(info)}'
         items = [_page_item(doc, opts, opts.max_chars or None) for doc in self.documents]
         super().__init__(options=opts, kind="documents", header=header, items=items)
         self._documents = {doc.name: doc for doc in self.documents}
@@ -295,5 +312,5 @@ class AnswerView(ResultWidget):
             {"name": name, "html": static.reference_html(name, number), "truncated": False}
             for number, name in enumerate(answer.references, 1)
         ]
-        super().__init__(actions=actions, options=opts, kind="answer", header=style_block() + inner, items=items,
+        super().__init__(actions=actions, options=opts, kind="answer", header=inner, items=items,
                          page_size=max(1, len(items)))

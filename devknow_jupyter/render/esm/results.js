@@ -164,7 +164,7 @@ function render({ model, el }) {
   function draw() {
     if (drawn.header !== model.get("header")) {
       drawn.header = model.get("header");
-      header.innerHTML = drawn.header; // sanitized in Python, with the stylesheet
+      header.innerHTML = drawn.header; // sanitized in Python (the stylesheet is the StyleSheet model's)
     }
     const all = items();
     if (!state.shown) state.shown = Math.min(all.length, model.get("page_size"));
