@@ -28,12 +28,23 @@ BUCKETS = "documents/docs.example.dev/storage/buckets"
 HEADING = "Create a storage bucket</h1>"
 
 
-def send_from_page(view: Any, **content: Any) -> None:
-    """Deliver ``content`` to ``view`` as a custom message from its page (what ``model.send`` in the ES module
-    does), through ipywidgets' own comm handler."""
-    replies = view.replies
-    view._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
-    assert view.replies == replies + 1, "the view did not answer (the page would wait)"
+COMMANDS = {"open": "open_hit", "more": "more_hits", "all": "whole_page"}
+
+
+def send_from_page(view: Any, do: str = "", **content: Any) -> None:
+    """Invoke the command for ``do`` ("open", "more", "all") with ``content``, as the ES module's
+    ``invoke`` does: an anywidget command message through ipywidgets' own comm handler. The view must answer
+    it (the page awaits the answer), with the view's error line."""
+    answers: list[Any] = []
+    send = view.send
+    view.send = lambda message, buffers=None: answers.append(message)  # what goes back to the page
+    try:
+        message = {"id": "req-1", "kind": "anywidget-command", "name": COMMANDS.get(do, do), "msg": content}
+        view._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
+    finally:
+        view.send = send
+    assert answers == [{"id": "req-1", "kind": "anywidget-command-response", "response": {"error": view.error}}], (
+        "the view did not answer (the page would wait)")
 
 
 def html_text(view: Any) -> str:
@@ -168,9 +179,11 @@ def test_hits_given_no_actions_cannot_open() -> None:
 
 def test_messages_the_view_does_not_know_change_nothing(client: DevKnowClient) -> None:
     view = HitList(many_hits(2), actions=client)
-    for content in ({"do": "delete"}, {"do": "open"}, {"name": BUCKETS}):
+    for content in ({"do": "open"}, {"do": "all"}, {"do": "all", "name": BUCKETS}):
         send_from_page(view, **content)
     view._handle_msg({"content": {"data": {"method": "custom", "content": "open"}}, "buffers": []})
+    view._handle_msg({"content": {"data": {"method": "custom", "content": {"do": "open", "name": BUCKETS}}},
+                      "buffers": []})  # the old hand-rolled message: not a request any more
     assert view.page == {} and view.error == "" and len(view.items) == 2
 
 

@@ -10,8 +10,8 @@
 
 Data flows as synced traits: plain data and HTML that Python rendered and sanitized (:mod:`.static`);
 the browser code (``esm/results.js``) never renders Markdown, it places that HTML and handles keys and
-clicks. Fetching stays in Python: the page sends a custom message (``{"do": "open", "name": …}``,
-``{"do": "more"}``, ``{"do": "all", "name": …}``), the view acts through the :class:`~.actions.ResultActions`
+clicks. Fetching stays in Python: the page invokes an anywidget command (``open_hit`` with ``{"name": …}``,
+``more_hits``, ``whole_page`` with ``{"name": …}``), the view acts through the :class:`~.actions.ResultActions`
 its caller handed in and answers by setting traits; a failure shows as one short line in the view.
 
 One model per output instead of tens of core widgets: every model is a comm to the frontend, and VS Code
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import ipywidgets
 import traitlets
+from anywidget.experimental import command
 
 from . import static
 from .actions import ResultActions, as_actions
@@ -105,8 +106,9 @@ class ResultWidget(anywidget.AnyWidget):
     the one :class:`StyleSheet` model's);
     ``items`` (the hits, references or documents: ``{"name", "html", "truncated"}``); ``page_size``;
     ``has_next`` (the service has another page of hits); ``can_open`` (actions were given); ``page`` (the
-    page opened in place: ``{"name", "html", "truncated"}``, or ``{}``); ``error`` (one line, or ""); and
-    ``replies``, counted up after each request is answered (so the page knows even when nothing changed).
+    page opened in place: ``{"name", "html", "truncated"}``, or ``{}``); ``error`` (one line, or "").
+    The page's requests are anywidget commands (:meth:`open_hit`, :meth:`more_hits`, :meth:`whole_page`),
+    which the page awaits with ``invoke``.
     """
 
     _esm = _asset("results.js")
@@ -119,7 +121,6 @@ class ResultWidget(anywidget.AnyWidget):
     can_open = traitlets.Bool(False).tag(sync=True)
     page = traitlets.Dict().tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
-    replies = traitlets.Int(0).tag(sync=True)
 
     def __init__(
         self, *, actions: ResultActions | Any | None = None, options: DisplayOptions | None = None, **traits: Any
@@ -130,35 +131,42 @@ class ResultWidget(anywidget.AnyWidget):
         traits.setdefault("page_size", max(1, self._opts.page_size))
         _shared_style()  # before this view's model, so the page has the stylesheet when the view renders
         super().__init__(layout=_shared_layout(), can_open=self.actions is not None, **traits)
-        self.on_msg(self._on_message)
 
     def __repr__(self) -> str:
         # ipywidgets' repr serializes every trait (these hold whole pages); results end up in Out[] and logs.
         return f"<{type(self).__name__}>"
 
-    # -- requests from the page ---------------------------------------------------------------------------
+    # -- requests from the page (anywidget commands: the page awaits ``invoke(name, msg)``) ------------------
 
-    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """Answer one request of the page; whatever happens, count the reply (the page waits for it).
+    def _answer(self, act: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """Run ``act()`` for the page and answer it; a failure is one line in the view, never a traceback.
 
-        The changed traits and the reply go to the page in one message (``hold_sync``), so it draws once.
+        The changed traits go to the page in one message (``hold_sync``) before the answer, so once the
+        page's ``invoke`` resolves it draws once, from the new state.
         """
         with self.hold_sync():
             try:
-                if isinstance(content, dict):
-                    self._answer(str(content.get("do") or ""), str(content.get("name") or ""))
+                act()
             except Exception as exc:  # never into ipywidgets' log console: one line in the view
                 self.error = error_line(exc)
-            finally:
-                self.replies += 1
+        return {"error": self.error}, []
 
-    def _answer(self, request: str, name: str) -> None:
-        if request == "open" and name:
-            self.open_page(name)
-        elif request == "more":
-            self.more()
-        elif request == "all" and name:
-            self.show_all(name)
+    @command
+    def open_hit(self, msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's Open (or Enter) on ``{"name"}``: :meth:`open_page`."""
+        name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
+        return self._answer(lambda: self.open_page(name) if name else None)
+
+    @command
+    def more_hits(self, _msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's "More" once every item in hand is shown: :meth:`more`."""
+        return self._answer(self.more)
+
+    @command
+    def whole_page(self, msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's "Show all" on ``{"name"}``: :meth:`show_all`."""
+        name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
+        return self._answer(lambda: self.show_all(name) if name else None)
 
     def open_page(self, name: str) -> None:
         """Fetch the page ``name`` through the actions and show it in place (what Open and Enter do)."""

@@ -2,8 +2,8 @@
 //
 // Every HTML string in the model was rendered and sanitized in Python (nh3, render/static.py); this module
 // only places it, and never renders Markdown. Text that is not HTML (labels, the error line) goes in with
-// textContent. Fetching stays in Python: a click or a key sends a custom message ({do: "open" | "more" |
-// "all", name}), Python answers by setting traits and counting up `replies`.
+// textContent. Fetching stays in Python: a click or a key invokes one of the widget's anywidget commands
+// (open_hit, more_hits, whole_page); Python sets the traits, then answers, and the awaiting page draws.
 
 // The keys a view keeps for itself (without Ctrl, Alt, Meta or Shift); all others reach JupyterLab.
 const OWN_KEYS = new Set(["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Enter", "Escape", "Home", "End", " "]);
@@ -37,7 +37,7 @@ function loadImage(event) {
   link.replaceWith(Object.assign(document.createElement("img"), { src: link.href, alt: link.dataset.alt || "" }));
 }
 
-function render({ model, el }) {
+function render({ model, el, experimental }) {
   const kind = model.get("kind");
   const listed = kind === "hits" || kind === "hit" || kind === "answer"; // items with an Open each
   const id = `dkv-${++serial}`;
@@ -71,17 +71,23 @@ function render({ model, el }) {
   const items = () => model.get("items") || [];
   const rows = () => Array.from(list.querySelectorAll(":scope > .dkv-item"));
 
-  function send(message, pending) {
+  // One request to Python at a time: `pending` says which (the buttons show it) until the answer comes.
+  async function send(name, message, pending) {
     state.pending = pending;
-    model.send(message);
     draw();
+    try {
+      await experimental.invoke(name, message);
+    } catch (failure) {
+      console.warn("devknow: no answer from the kernel", failure);
+    }
+    onReply();
   }
 
   function open(index) {
     const item = items()[index];
     if (!item || state.pending || !model.get("can_open")) return;
     state.active = index;
-    send({ do: "open", name: item.name }, { do: "open", index });
+    send("open_hit", { name: item.name }, { do: "open", index });
   }
 
   function goBack() {
@@ -97,7 +103,7 @@ function render({ model, el }) {
       state.shown = Math.min(items().length, state.shown + model.get("page_size"));
       draw();
     } else if (model.get("has_next")) {
-      send({ do: "more" }, { do: "more" });
+      send("more_hits", {}, { do: "more" });
     }
   }
 
@@ -121,7 +127,7 @@ function render({ model, el }) {
       row.append(openButton);
     } else if (item.truncated) {
       const whole = button("Show all", "dkv-show-all");
-      whole.addEventListener("click", () => send({ do: "all", name: item.name }, { do: "all" }));
+      whole.addEventListener("click", () => send("whole_page", { name: item.name }, { do: "all" }));
       row.append(whole);
     }
     return row;
@@ -239,17 +245,15 @@ function render({ model, el }) {
   more.addEventListener("click", onMore);
   showAll.addEventListener("click", () => {
     const page = model.get("page") || {};
-    if (page.name && !state.pending) send({ do: "all", name: page.name }, { do: "all" });
+    if (page.name && !state.pending) send("whole_page", { name: page.name }, { do: "all" });
   });
 
   const changes = ["change:header", "change:items", "change:has_next", "change:page", "change:error"];
   const redraw = () => draw();
   changes.forEach(name => model.on(name, redraw));
-  model.on("change:replies", onReply);
   draw();
   return () => {
     changes.forEach(name => model.off(name, redraw));
-    model.off("change:replies", onReply);
     window.removeEventListener("keydown", onKey, true);
   };
 }
