@@ -168,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_parser(command("serve", "Serve the local index as an MCP server (Streamable HTTP)."))
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
     _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (startup stays light)
+        from .tool_faces import add_cli_commands
+
+        add_cli_commands(command)  # one command per registry tool without a face of its own
     return parser
 
 
@@ -195,9 +199,14 @@ def _ask_parser(ask: argparse.ArgumentParser) -> None:
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
     ask.add_argument(
-        "--source", metavar="DOMAIN", action="append", help="ground the answer in this site's pages (REST; repeat)"
+        "--source",
+        metavar="DOMAIN",
+        action="append",
+        help="ground the answer in this site's pages (REST and the local index; repeat)",
     )
-    ask.add_argument("--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST)")
+    ask.add_argument(
+        "--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST and the local index)"
+    )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
 
@@ -605,6 +614,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     out = sys.stdout
     try:
+        if getattr(args, "registry_tool", None):
+            from .tool_faces import run_cli
+
+            return run_cli(args, out, _client(args))
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)

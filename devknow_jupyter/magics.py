@@ -22,6 +22,7 @@ import importlib.util
 import json
 import keyword
 import re
+import sys
 import textwrap
 import weakref
 from collections.abc import Iterator
@@ -353,7 +354,7 @@ class DevKnowMagics(Magics):
     )
     @argument("-o", "--out", metavar="VAR", help="Also store the hits in the variable VAR.")
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
-    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST protocol).")
+    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST and the local index).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
     @argument(
         "--json",
@@ -473,8 +474,8 @@ class DevKnowMagics(Magics):
         help="When the answer quota is used up, stop with the "
         "error instead of showing search results for the question.",
     )
-    @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST protocol).")
-    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST protocol).")
+    @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST and the local index).")
+    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST, local index).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
     @no_var_expand
     @output_can_be_silenced
@@ -675,6 +676,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from .completion import install
 
     install(ipython, magics)
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (loading stays light)
+        from .tool_faces import register_magics
+
+        register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
     register_session(ipython, magics.session)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 
@@ -684,6 +689,10 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(ipython, None)
     if magics is None:
         return
+    if f"{__package__}.registry" in sys.modules:
+        from .tool_faces import unregister_magics
+
+        unregister_magics(ipython)
     unregister_session(ipython)
     _carried[ipython] = {
         "traits": {
