@@ -3,8 +3,9 @@
 Most views act through a client on the in-process StaticBackend (devknow_jupyter.testing, the fixture
 pages, no server); the header, the next page and the server-that-went-away tests use real loopback servers.
 
-What the page's module (render/esm/results.js) sends with ``model.send`` is delivered here as the kernel's
-comm delivers it (:func:`send_from_page`), and each test asserts on the traits the page draws from. Keys,
+What the page's module (render/esm/results.js) invokes (anywidget's commands) is delivered here as the
+kernel's comm delivers it (:func:`send_from_page`), and each test asserts on the traits the page draws from
+and on the answer the page awaits. Keys,
 focus, Back and the local "More" live in the browser: tests/e2e/test_result_widgets.py drives them.
 """
 
@@ -18,6 +19,7 @@ import pytest
 
 from devknow_jupyter import display
 from devknow_jupyter.client import DevKnowClient
+from devknow_jupyter.explorer.widget import ExplorerWidget
 from devknow_jupyter.models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 from devknow_jupyter.render.views import widget_for as view_for
 from devknow_jupyter.render.widgets import AnswerView, DocumentView, HitList, HitView
@@ -309,6 +311,7 @@ def test_views_have_cheap_reprs_and_ship_their_module() -> None:
     assert repr(DocumentView(long_document(1))) == "<DocumentView>"
     view = HitList(many_hits(1))
     assert "export default { render }" in view._esm
+    assert "function takeOwnKeys" in view._esm and "function takeOwnKeys" in ExplorerWidget._esm  # one keys.js
     assert isinstance(view, ipywidgets.DOMWidget)  # anywidget is an ipywidgets widget: the notebook contract holds
 
 

@@ -111,7 +111,7 @@ class ResultWidget(anywidget.AnyWidget):
     which the page awaits with ``invoke``.
     """
 
-    _esm = _asset("results.js")
+    _esm = _asset("keys.js") + _asset("results.js")  # keys.js: the keys every view keeps (the explorer's too)
 
     kind = traitlets.Unicode("").tag(sync=True)
     header = traitlets.Unicode("").tag(sync=True)

@@ -5,14 +5,6 @@
 // textContent. Fetching stays in Python: a click or a key invokes one of the widget's anywidget commands
 // (open_hit, more_hits, whole_page); Python sets the traits, then answers, and the awaiting page draws.
 
-// The keys a view keeps for itself (without Ctrl, Alt, Meta or Shift); all others reach JupyterLab.
-const OWN_KEYS = new Set(["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Enter", "Escape", "Home", "End", " "]);
-
-function ownKey(event) {
-  return OWN_KEYS.has(event.key) && !event.ctrlKey && !event.altKey && !event.metaKey && !event.shiftKey
-    && !event.isComposing;
-}
-
 let serial = 0; // element ids unique in the page (aria-activedescendant points at the active hit)
 
 function element(tag, className, text) {
@@ -210,18 +202,12 @@ function render({ model, el, experimental }) {
     draw();
   }
 
-  // The view's own keys (OWN_KEYS, unmodified) are taken before the page sees them, in the capture phase on the
-  // window: Notebook 7 runs its shortcuts in the document's capture phase, JupyterLab in the bubbling phase, and
-  // either would move to another cell or into edit mode. Every other key (Ctrl+S, Shift+Enter, the command
-  // palette, a cell's letters) goes on to JupyterLab as if the view were not there.
+  // The view's own keys (keys.js): the list's moves and Enter, Esc in a page; all others reach JupyterLab.
   function onKey(event) {
-    if (!root.contains(event.target) || !ownKey(event)) return;
-    event.stopPropagation(); // default actions stay (a focused button's Enter, scrolling the page with arrows)
-    if (list.contains(event.target) && listKey(event.key)) event.preventDefault();
-    else if (pageView.contains(event.target) && event.key === "Escape" && kind !== "document") {
-      event.preventDefault();
-      goBack();
-    }
+    if (list.contains(event.target)) return listKey(event.key);
+    if (!pageView.contains(event.target) || event.key !== "Escape" || kind === "document") return false;
+    goBack();
+    return true;
   }
 
   function listKey(key) {
@@ -240,7 +226,7 @@ function render({ model, el, experimental }) {
     }
     return true;
   }
-  window.addEventListener("keydown", onKey, true);
+  const stopKeys = takeOwnKeys(root, onKey);
   back.addEventListener("click", goBack);
   more.addEventListener("click", onMore);
   showAll.addEventListener("click", () => {
@@ -254,7 +240,7 @@ function render({ model, el, experimental }) {
   draw();
   return () => {
     changes.forEach(name => model.off(name, redraw));
-    window.removeEventListener("keydown", onKey, true);
+    stopKeys();
   };
 }
 
