@@ -5,6 +5,8 @@
 // textContent. Fetching stays in Python: a click or a key invokes one of the widget's anywidget commands
 // (open_hit, more_hits, whole_page); Python sets the traits, then answers, and the awaiting page draws.
 
+const ANSWER_MS = 180_000; // longer than any request the client makes (its timeout and retries)
+
 let serial = 0; // element ids unique in the page (aria-activedescendant points at the active hit)
 
 function element(tag, className, text) {
@@ -67,12 +69,18 @@ function render({ model, el, experimental }) {
   async function send(name, message, pending) {
     state.pending = pending;
     draw();
+    let answered = true;
     try {
-      await experimental.invoke(name, message);
-    } catch (failure) {
-      console.warn("devknow: no answer from the kernel", failure);
+      // A kernel that died or restarted never answers: the view gives up after ANSWER_MS and says so.
+      await experimental.invoke(name, message, { signal: AbortSignal.timeout(ANSWER_MS) });
+    } catch {
+      answered = false;
     }
     onReply();
+    if (!answered) {
+      error.textContent = "No answer from the kernel: is it still running? Run the cell again to retry.";
+      error.hidden = false;
+    }
   }
 
   function open(index) {
