@@ -50,3 +50,17 @@ def test_the_widget_the_twin_and_the_panel_reply_show_the_tells():
     reply = search_reply(results)
     assert [hit["tell"] for hit in reply["results"]] == ["firestore_", "firestore_lite"]
     assert "firestore_lite</span>" in reply["results"][1]["html"]
+
+
+def test_one_display_renders_each_hit_once_for_the_twin_and_the_widget(monkeypatch):
+    from devknow_jupyter import display
+    from devknow_jupyter.render import static
+
+    results = SearchResults("q", [_hit(f"Page {i}", f"https://docs.example.dev/p{i}") for i in range(5)])
+    rendered: list[str] = []
+    real = static.hit_html
+    spy = lambda hit, *args, **kw: rendered.append(hit.parent) or real(hit, *args, **kw)  # noqa: E731
+    monkeypatch.setattr(static, "hit_html", spy)
+    bundle = display.mimebundle(results, widgets_outside_kernel=True)
+    assert display.WIDGET_MIME in bundle and "Page 4" in bundle["text/html"]
+    assert sorted(rendered) == sorted(hit.parent for hit in results)  # once each, not once per output
