@@ -251,22 +251,27 @@ def message_bundle(text: str, kind: str = "info") -> MimeBundle:
     )
 
 
-def placeholder(text: str = "Searching…") -> MimeBundle:
+def placeholder(text: str = "Searching…", *, spinner: bool = False) -> MimeBundle:
     """A muted "working on it" line to display with a ``display_id`` and replace when the result is ready.
+
+    ``spinner``: lead the line with a spinning ring (``--background`` calls, which may take a while).
 
     Example::
 
         handle = display(placeholder("Searching…"), display_id=True)
         handle.update(results)
     """
-    from .render.style import ROOT_CLASS
+    from .render.style import ROOT_CLASS, style_block
 
-    # Styled inline, without the stylesheet: the line shows for a moment, once per call, and is replaced.
+    ring = '<span class="devknow-spinner" aria-hidden="true"></span>' if spinner else ""
+    # The plain line is styled inline, without the stylesheet: it shows for a moment, once per call, and is
+    # replaced. The spinning ring needs the stylesheet's animation.
+    style = style_block() + "\n" if spinner else ""
     return MimeBundle(
         {
             "text/plain": str(text),
-            "text/html": f'<div class="{ROOT_CLASS} devknow-placeholder" role="status" style="{_PLACEHOLDER_STYLE}">'
-            f"{html.escape(str(text))}</div>",
+            "text/html": f'{style}<div class="{ROOT_CLASS} devknow-placeholder" role="status" '
+            f'style="{_PLACEHOLDER_STYLE}">{ring}{html.escape(str(text))}</div>',
         }
     )
 
