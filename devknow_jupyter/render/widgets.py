@@ -127,7 +127,8 @@ class ResultWidget(anywidget.AnyWidget):
     ) -> None:
         self.actions = as_actions(actions)
         self._opts = _options(options)
-        self._documents: dict[str, Document] = {}  # opened pages, kept for "Show all"
+        self._documents: dict[str, Document] = {}  # opened pages, kept for "Show all" and their sections
+        self._sections: dict[str, int] = {}  # a long page's output number, for the sections it sends later
         traits.setdefault("page_size", max(1, self._opts.page_size))
         _shared_style()  # before this view's model, so the page has the stylesheet when the view renders
         super().__init__(layout=_shared_layout(), can_open=self.actions is not None, **traits)
@@ -168,6 +169,36 @@ class ResultWidget(anywidget.AnyWidget):
         name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
         return self._answer(lambda: self.show_all(name) if name else None)
 
+    @command
+    def page_section(self, msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page asks for one pending section of a long page as it nears the view (``{"name", "index"}``):
+        the answer is ``{"section", "name", "html"}``, or ``{}`` when there is no such section."""
+        from .sections import outline, section_html
+
+        name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
+        index = msg.get("index") if isinstance(msg, dict) else None
+        document, number = self._documents.get(name), self._sections.get(name)
+        if document is None or number is None or not isinstance(index, int) or isinstance(index, bool):
+            return {}, []
+        page = outline(document.content, document.uri)
+        if not 0 <= index < len(page.sections):
+            return {}, []
+        try:
+            fragment = section_html(page, index, number)
+        except Exception as exc:  # one line in the view, not a traceback in the log console
+            fragment = f'<div class="devknow-error">{html.escape(error_line(exc))}</div>'
+        return {"section": index, "name": name, "html": fragment}, []
+
+    def page_item(self, document: Document) -> dict[str, Any]:
+        """``document`` as the view shows it; a long page comes in sections, filled as they are asked for."""
+        if self._opts.raw or len(document.content) <= static.FIRST_CHARS:
+            return _page_item(document, self._opts, self._opts.max_chars or None)
+        inner, parts = static.sectioned_page_html(document, toc_min_headings=self._opts.toc_min_headings)
+        if parts is not None:
+            self._sections[document.name] = parts.number
+        pending = len(parts.pending) if parts else 0
+        return {"name": document.name, "html": inner, "truncated": False, "sections": pending}
+
     def open_page(self, name: str) -> None:
         """Fetch the page ``name`` through the actions and show it in place (what Open and Enter do)."""
         if self.actions is None:
@@ -175,7 +206,7 @@ class ResultWidget(anywidget.AnyWidget):
             return
         document = self._documents.get(name) or self.actions.open(name)
         self._documents[name] = document
-        self.page = _page_item(document, self._opts, self._opts.max_chars or None)
+        self.page = self.page_item(document)
         self.error = ""
 
     def more(self) -> None:
@@ -268,9 +299,9 @@ class DocumentView(ResultWidget):
     def __init__(self, document: Document, *, options: DisplayOptions | None = None) -> None:
         self.document = document
         opts = _options(options)
-        page = _page_item(document, opts, opts.max_chars or None)
-        super().__init__(options=opts, kind="document", page=page)
+        super().__init__(options=opts, kind="document")
         self._documents[document.name] = document
+        self.page = self.page_item(document)
 
     @property
     def truncated(self) -> bool:
@@ -291,9 +322,9 @@ class DocumentsView(ResultWidget):
         if extra:
             head += " · " + " · ".join(html.escape(part) for part in extra)
         header = f'<div class="devknow-header">{head}</div>{static.notices_html(info)}'
-        items = [_page_item(doc, opts, opts.max_chars or None) for doc in self.documents]
-        super().__init__(options=opts, kind="documents", header=header, items=items)
+        super().__init__(options=opts, kind="documents", header=header)
         self._documents = {doc.name: doc for doc in self.documents}
+        self.items = [self.page_item(doc) for doc in self.documents]
 
     def show_all(self, name: str) -> None:
         """Render the whole of page ``name`` in the list."""
