@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .inline_budget import defuse_openers
 from .style import HIGHLIGHT_CLASS
+from .urls import SAFE_URL_SCHEMES, safe_url, usable_base
 
 __all__ = [
     "ALLOWED_TAGS",
@@ -55,8 +56,6 @@ __all__ = [
     "truncate_markdown",
 ]
 
-#: URL schemes allowed in links and images; everything else (``javascript:``, ``data:``, …) is dropped.
-SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 #: Every ``id`` in sanitized HTML starts with this, so documents cannot clobber the page's own ids.
 ID_PREFIX = "dk-"
 #: Fenced code blocks starting within this many characters of a text are highlighted; later ones show as
@@ -129,34 +128,10 @@ def sanitize_html(fragment: str, *, base_url: str | None = None) -> str:
             one (or when it is not an http(s) URL), relative URLs are removed.
     """
     try:
-        cleaner = _cleaner(_usable_base(base_url))
+        cleaner = _cleaner(usable_base(base_url))
     except ValueError:  # a base that nh3's URL parser refuses although ours took it: relative URLs go
         cleaner = _cleaner(None)
     return cleaner.clean(fragment)
-
-
-def _usable_base(base_url: str | None) -> str | None:
-    base = (base_url or "").strip()
-    return base if base and _absolute_ok(base, ("http", "https")) else None
-
-
-def _absolute_ok(url: str, schemes: tuple[str, ...] | frozenset[str]) -> bool:
-    """True when ``url`` has one of ``schemes`` and, unless it is a mailto link, a host and a valid port.
-
-    Odd URLs (``http://[::1``, ``https://x:99999/``) make ``urlsplit`` or ``.port`` raise ValueError;
-    here they are simply not usable, so callers show a name without a link instead of failing.
-    """
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in schemes:
-            return False
-        if scheme == "mailto":
-            return True
-        _ = parts.port  # raises ValueError when the port is not a number in 0-65535
-        return bool(parts.hostname)
-    except ValueError:
-        return False
 
 
 @lru_cache(maxsize=256)
@@ -185,29 +160,6 @@ def _token_classes() -> set[str]:
     return {name for name in STANDARD_TYPES.values() if name}
 
 
-def safe_url(url: str, base_url: str | None = None) -> str | None:
-    """``url`` if it is safe to link to (http, https, mailto; relative ones resolved against ``base_url``).
-
-    Entities and control characters are decoded first, the way a browser would, so ``java&#115;cript:``
-    or ``java\\tscript:`` cannot slip through. Returns None for anything else.
-    """
-    decoded = re.sub(r"[\t\n\r]", "", _CONTROL.sub("", html.unescape(url or ""))).strip()
-    # The scheme is judged with every space removed (stricter than a browser); the URL keeps them, encoded.
-    squeezed, cleaned = decoded.replace(" ", ""), decoded.replace(" ", "%20")
-    if not squeezed:
-        return None
-    if ":" in re.split(r"[/?#]", squeezed, maxsplit=1)[0]:  # a scheme (a later colon is part of a path)
-        return cleaned if _absolute_ok(squeezed, SAFE_URL_SCHEMES) and _absolute_ok(cleaned, SAFE_URL_SCHEMES) else None
-    base = _usable_base(base_url)
-    if base:
-        try:
-            joined = urljoin(base, cleaned)
-        except ValueError:
-            return None
-        return joined if _absolute_ok(joined, SAFE_URL_SCHEMES) else None
-    return cleaned if cleaned.startswith("#") else None
-
-
 # -- Markdown → HTML ------------------------------------------------------------------------------------
 
 
@@ -230,7 +182,7 @@ def render_markdown(
     limit = max_chars if max_chars and max_chars > 0 else None
     from .settings import options
 
-    return _unique_ids(_render(text or "", _usable_base(base_url), limit, options.remote_images))
+    return _unique_ids(_render(text or "", usable_base(base_url), limit, options.remote_images))
 
 
 _outputs = itertools.count(1)
@@ -594,7 +546,7 @@ def absolute_links(text: str, base_url: str | None) -> str:
     as its site would have them (a ``.md`` source suffix dropped, as on the rendered page), and nothing else
     changed: code blocks and code spans are left alone. For ``devknow get``, whose output is the page itself.
     """
-    base = _usable_base(base_url)
+    base = usable_base(base_url)
     if not base or ("](" not in text and "]:" not in text):
         return text
 
@@ -641,7 +593,7 @@ def safe_markdown(text: str, *, base_url: str | None = None, max_chars: int | No
     from .twin import markdown_twin
 
     shown, _ = truncate_markdown(_CONTROL.sub("", text or ""), max_chars)
-    return markdown_twin(shown, base_url=_usable_base(base_url))
+    return markdown_twin(shown, base_url=usable_base(base_url))
 
 
 def escape_markdown(text: str) -> str:
