@@ -31,5 +31,7 @@ html_theme_options = {
     "github_url": "https://github.com/devknow/devknow_jupyter",
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
 }
+html_sidebars = {"**": []}  # one flat table of contents: the top bar holds it, no empty side bar
 html_last_updated_fmt = None
