@@ -8,9 +8,13 @@ is in the table of contents (``index.md`` globs them), so a new page needs no ed
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
-_VERSION_FILE = Path(__file__).resolve().parent.parent / "devknow_jupyter" / "_version.py"
+_HERE = Path(__file__).resolve().parent
+_VERSION_FILE = _HERE.parent / "devknow_jupyter" / "_version.py"
+# This checkout's package (for the help texts of the reference page) and the local extension.
+sys.path[:0] = [str(_HERE.parent), str(_HERE / "_ext")]
 
 project = "devknow_jupyter"
 author = "devknow_jupyter developers"
@@ -18,9 +22,9 @@ copyright = "the devknow_jupyter developers"
 release = re.search(r"__version__\s*=\s*\"([^\"]+)\"", _VERSION_FILE.read_text(encoding="utf-8")).group(1)
 version = release
 
-extensions = ["myst_parser"]
+extensions = ["myst_parser", "devknow_help"]  # devknow_help: _ext/devknow_help.py
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3  # `[text](page.md#a-heading)` links resolve
 

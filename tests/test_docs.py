@@ -8,6 +8,7 @@ Nothing is fetched: the configuration loads no intersphinx, and the build runs i
 from __future__ import annotations
 
 import ast
+import html
 import shutil
 import subprocess
 import sys
@@ -50,6 +51,11 @@ def test_the_site_builds_without_a_warning_and_every_page_is_in_it(tmp_path: Pat
         assert f'href="{page}.html"' in index, page
     install = (tmp_path / "html" / "install.html").read_text(encoding="utf-8")
     assert "git+https://github.com/devknow/devknow_jupyter" in install  # the README's Install, included
+    reference = html.unescape((tmp_path / "html" / "reference.html").read_text(encoding="utf-8"))
+    from devknow_jupyter.magics import DevKnowMagics
+
+    usage = DevKnowMagics.devsearch.__doc__.split("::", 1)[1].strip().splitlines()[0]  # "%devsearch [-n N] …"
+    assert usage in reference and "devknow serve" in reference and "--allow-host" in reference
 
 
 def test_a_warning_fails_the_build(tmp_path: Path) -> None:
