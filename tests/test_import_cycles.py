@@ -161,3 +161,12 @@ def test_layers_never_import_above_themselves() -> None:
                 targets = imports_of(name, path, modules)
                 bad = {t for t in targets if t.removeprefix(PACKAGE + ".").split(".")[0] in above}
                 assert not bad, f"{name} imports {bad}"
+
+
+def test_results_reach_the_display_layer_only_through_the_hook_the_root_plugs() -> None:
+    graph = import_graph()
+    hook = f"{PACKAGE}.display_hook"
+    assert graph[hook] == set()  # a leaf: anything may import it without a cycle
+    assert hook in graph[f"{PACKAGE}.models"] and PACKAGE not in graph[f"{PACKAGE}.models"]
+    assert not [name for name, targets in graph.items() if PACKAGE in targets]  # no module imports the root
+    assert hook in graph[PACKAGE]
