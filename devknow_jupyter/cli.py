@@ -168,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_parser(command("serve", "Serve the local index as an MCP server (Streamable HTTP)."))
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
     _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (startup stays light)
+        from .tool_faces import add_cli_commands
+
+        add_cli_commands(command)  # one command per registry tool without a face of its own
     return parser
 
 
@@ -610,6 +614,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     out = sys.stdout
     try:
+        if getattr(args, "registry_tool", None):
+            from .tool_faces import run_cli
+
+            return run_cli(args, out, _client(args))
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import keyword
 import re
+import sys
 import textwrap
 import weakref
 from collections.abc import Iterator
@@ -675,6 +676,10 @@ def load_ipython_extension(ipython: Any) -> None:
     from .completion import install
 
     install(ipython, magics)
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (loading stays light)
+        from .tool_faces import register_magics
+
+        register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
     register_session(ipython, magics.session)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 
@@ -684,6 +689,10 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(ipython, None)
     if magics is None:
         return
+    if f"{__package__}.registry" in sys.modules:
+        from .tool_faces import unregister_magics
+
+        unregister_magics(ipython)
     unregister_session(ipython)
     _carried[ipython] = {
         "traits": {

@@ -246,6 +246,20 @@ def _answer_json(client: Any, query: str) -> str:
     return as_json(answer_reply, client.ask(query))
 
 
+class ToolHandler(_DevKnowHandler):
+    """``GET devknow/api/tools/FACE?text=``: a registry tool without a route of its own (:mod:`..tool_faces`)."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def get(self, face: str) -> None:
+        from ..tool_faces import tool_reply
+
+        deadline = self.devknow.deadline()
+        text = self.get_query_argument("text", "")
+        client = await self.client(deadline)
+        self.reply(json.dumps(await self.devknow.calls.run(deadline, tool_reply, client, face, text)))
+
+
 class StatusHandler(_DevKnowHandler):
     """``GET devknow/api/status``: endpoint, backend and where the key came from (never the key)."""
 
@@ -265,6 +279,7 @@ def setup_handlers(serverapp: Any) -> None:
     base = url_path_join(web_app.settings["base_url"], "devknow", "api")
     routes = [("search", SearchHandler), ("documents", DocumentsHandler), ("answer", AnswerHandler)]
     routes.append(("status", StatusHandler))
+    routes.append((r"tools/([a-z][a-z0-9_-]*)", ToolHandler))  # the registry's tools, by face verb
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in routes])
     serverapp.log.info("devknow: Developer docs API at %s", base)
 
