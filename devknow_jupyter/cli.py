@@ -129,8 +129,15 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "--timeout",
         type=_positive_float,
         metavar="SECONDS",
-        default=default(30.0),
-        help="seconds one call may take in all, retries and waits included (default: 30)",
+        default=default(None),
+        help="seconds one call may take in all, retries and waits included (default: DevKnowConfig.timeout, 30)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=default(None),
+        help="a devknow config file (devknow_config.py or .json, c.DevKnowConfig.*) for every setting not given "
+        "here (default: DEVKNOW_CONFIG, else ~/.config/devknow/devknow_config.py or .json)",
     )
 
 
@@ -327,10 +334,18 @@ def _note(lines: Sequence[str]) -> None:
 # -- subcommands ------------------------------------------------------------------------------------
 
 
+def _config(args: argparse.Namespace) -> Any:
+    """The :class:`~devknow_jupyter.config.DevKnowConfig` of the config file (``--config``, ``DEVKNOW_CONFIG``)."""
+    from .config import config_from_file
+
+    return config_from_file(args.config)
+
+
 def _client(args: argparse.Namespace) -> Any:
     from .client import DevKnowClient
 
-    return DevKnowClient(args.endpoint, timeout=args.timeout, protocol=args.protocol)
+    given = {"endpoint": args.endpoint, "protocol": args.protocol, "timeout": args.timeout}  # the options win
+    return DevKnowClient.from_config(_config(args), **{name: value for name, value in given.items() if value})
 
 
 #: How much of stdin ``devknow search -`` reads: a long log's end (where its error is) and no more.
@@ -400,8 +415,8 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from .local.backend import open_cache_index
-    from .local.index import IndexReport
     from .local.paths import default_index_path
+    from .local.report import IndexReport
 
     report = IndexReport()
     index = open_cache_index(default_index_path(), report=report)
@@ -434,6 +449,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             raise missing_extra("server", "`devknow serve` needs the MCP SDK") from None
         raise
     token = args.token if args.token is not None else os.environ.get("DEVKNOW_SERVE_TOKEN") or None
+    config = _config(args)  # the upstream's timeout, and the cache's sizes
     server.serve(
         docs=args.docs,
         host=args.host,
@@ -452,6 +468,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             quota_db=args.quota_db,
             access_log=args.access_log,
             log_queries=args.log_queries,
+            upstream_timeout=args.timeout or config.timeout,
         ),
         out=out,
     )

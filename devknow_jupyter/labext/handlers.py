@@ -19,10 +19,11 @@ from typing import Any
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Integer, Unicode
+from traitlets import Integer, Unicode
 from traitlets.config import LoggingConfigurable
 
 from .._version import __version__
+from ..config import DevKnowConfig
 from ..errors import (
     AuthenticationError,
     ConfigurationError,
@@ -37,7 +38,7 @@ from .body import read_json_object
 from .lanes import Deadline, Lane, ServerBusy
 from .views import answer_reply, as_json, documents_reply, search_reply
 
-__all__ = ["DevKnowServer", "setup_handlers"]
+__all__ = ["DevKnowServer", "setup_handlers", "teardown"]
 
 #: Most names one ``POST documents`` may ask for (the client batches them 20 a call).
 MAX_NAMES = 50
@@ -45,25 +46,20 @@ MAX_NAMES = 50
 QUICK_WORKERS = 2
 
 
-class DevKnowServer(LoggingConfigurable):
-    """Server-side settings of the JupyterLab panel, and the one client it shares between requests."""
+class DevKnowServer(DevKnowConfig, LoggingConfigurable):
+    """Server-side settings of the JupyterLab panel, and the one client it shares between requests.
 
-    endpoint = Unicode(
-        None,
-        allow_none=True,
-        config=True,
-        help="MCP server URL, or 'local' for the offline index. Default: DEVKNOW_ENDPOINT, else Google's "
-        "service when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index.",
-    )
+    Its connection settings (endpoint, protocol, timeout, cache, offline store) are
+    :class:`~devknow_jupyter.config.DevKnowConfig`'s: ``c.DevKnowConfig.*`` and ``c.DevKnowServer.*`` both set them.
+    """
+
     token = Unicode(
         None,
         allow_none=True,
         config=True,
         help="The token of a team's devknow serve (sent as Authorization: Bearer). Default: DEVKNOW_TOKEN.",
     )
-    timeout = Float(30.0, config=True, help="Seconds to wait for the service's reply.")
     max_hits = Integer(50, config=True, help="Most hits one search request may ask for (its n).")
-    offline_store = Bool(True, config=True, help="Keep fetched pages on disk, searchable offline.")
     workers = Integer(8, config=True, help="Threads calling the documentation service (search, pages, answers).")
     render_workers = Integer(1, config=True, help="Worker processes rendering whole pages to HTML.")
     max_waiting = Integer(
@@ -82,6 +78,16 @@ class DevKnowServer(LoggingConfigurable):
         self.calls = Lane("service", self.workers, self.max_waiting)
         #: Whole pages to HTML: CPU-bound and unbounded in size, so in processes of their own (off the GIL).
         self.render = Lane("render", self.render_workers, self.max_waiting, processes=True)
+        self.configure_cache()
+
+    def close(self) -> None:
+        """Close the shared client and stop the worker lanes (the Jupyter server is stopping)."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        for lane in (self.quick, self.calls, self.render):
+            lane.close()
 
     def deadline(self) -> Deadline:
         """The deadline of a request arriving now."""
@@ -94,13 +100,7 @@ class DevKnowServer(LoggingConfigurable):
                 from ..client import DevKnowClient
 
                 try:
-                    self._client = DevKnowClient(
-                        self.endpoint or None,
-                        token=self.token or None,
-                        timeout=self.timeout,
-                        offline_store=self.offline_store,
-                        announce=False,
-                    )
+                    self._client = DevKnowClient.from_config(self, token=self.token or None, announce=False)
                 except ConfigurationError as exc:
                     hint = "Check c.DevKnowServer.endpoint or DEVKNOW_ENDPOINT."
                     raise ServerConfigError(exc.message, hint=hint) from None
@@ -272,14 +272,36 @@ class StatusHandler(_DevKnowHandler):
         self.reply({**status, "version": __version__, "stylesheet": CSS})
 
 
-def setup_handlers(serverapp: Any) -> None:
-    """Add the handlers under ``{base_url}devknow/api/`` to ``serverapp``'s web application."""
+def setup_handlers(serverapp: Any) -> DevKnowServer:
+    """Add the handlers under ``{base_url}devknow/api/`` to ``serverapp``'s web application; returns the settings
+    object they share (its ``close()`` ends the client and the workers).
+
+    The devknow config file (:func:`~devknow_jupyter.config.load_config`) applies under the server's own config.
+    """
+    from traitlets.config import Config
+
+    from ..config import load_config
+
+    try:
+        config = load_config()
+    except ConfigurationError as exc:  # the server still starts, on its own config
+        serverapp.log.error("devknow: %s", exc.message)
+        config = Config()
+    config.merge(serverapp.config)
     web_app = serverapp.web_app
-    web_app.settings["devknow_server"] = DevKnowServer(parent=serverapp)
+    devknow = web_app.settings["devknow_server"] = DevKnowServer(parent=serverapp, config=config)
     base = url_path_join(web_app.settings["base_url"], "devknow", "api")
     routes = [("search", SearchHandler), ("documents", DocumentsHandler), ("answer", AnswerHandler)]
     routes.append(("status", StatusHandler))
     routes.append((r"tools/([a-z][a-z0-9_-]*)", ToolHandler))  # the registry's tools, by face verb
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in routes])
     serverapp.log.info("devknow: Developer docs API at %s", base)
+    return devknow
 
+
+
+def teardown(serverapp: Any) -> None:
+    """Close the extension's client and stop its workers (the server is stopping); safe to call twice."""
+    devknow = serverapp.web_app.settings.get("devknow_server")
+    if devknow is not None:
+        devknow.close()
