@@ -41,10 +41,10 @@ from .markdown import (
     _plain_code_after,
     _prefixed_ids,
     _public_links,
-    _usable_base,
     image_placeholders,
     sanitize_html,
 )
+from .urls import usable_base
 
 __all__ = ["FIRST_CHARS", "SECTION_CHARS", "Outline", "outline", "page_parts", "section_html"]
 
@@ -182,7 +182,7 @@ def _slug(label: str) -> str:
 @lru_cache(maxsize=16)
 def outline(text: str, base_url: str | None = None) -> Outline:
     """Cut ``text`` into sections at headings that start a block (see the module docstring); cached."""
-    base = _usable_base(base_url)
+    base = usable_base(base_url)
     text = _CONTROL.sub("", text)
     key = hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
     digest = hashlib.sha1((base or text[:4000]).encode("utf-8", "replace")).hexdigest()[:6]
