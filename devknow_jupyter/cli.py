@@ -52,7 +52,7 @@ PROG = "devknow"
 _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
 
 
-#: The exit status for each error class (the module docstring and the README list them); 2 is argparse's usage
+#: The exit status for each error class (the module docstring and docs/cli.md list them); 2 is argparse's usage
 #: error and 130 an interrupt, as shells expect.
 EXIT_STATUS: dict[type[DevKnowError], int] = {
     errors.DevKnowError: 1,
@@ -258,7 +258,7 @@ def _serve_parser(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
     )
-    team = serve.add_argument_group("for a team (see the README's 'For teams')")
+    team = serve.add_argument_group("for a team (see docs/serve.md)")
     team.add_argument(
         "--upstream",
         nargs="?",
