@@ -35,6 +35,7 @@ from ..errors import (
 from ..render.style import CSS
 from .body import read_json_object
 from .lanes import Deadline, Lane, ServerBusy
+from .sites import SiteSuggestions
 from .views import answer_reply, as_json, documents_reply, search_reply
 
 __all__ = ["DevKnowServer", "setup_handlers"]
@@ -82,6 +83,8 @@ class DevKnowServer(LoggingConfigurable):
         self.calls = Lane("service", self.workers, self.max_waiting)
         #: Whole pages to HTML: CPU-bound and unbounded in size, so in processes of their own (off the GIL).
         self.render = Lane("render", self.render_workers, self.max_waiting, processes=True)
+        #: The site box's suggestions (they follow the index that answered last).
+        self.sites = SiteSuggestions()
 
     def deadline(self) -> Deadline:
         """The deadline of a request arriving now."""
@@ -253,9 +256,19 @@ class StatusHandler(_DevKnowHandler):
     @_replying
     async def get(self) -> None:
         devknow = self.devknow
-        status = await devknow.quick.run(devknow.deadline(), lambda: devknow.client().status())  # one hop
+        status = await devknow.quick.run(devknow.deadline(), _status, devknow)  # one hop
         status["endpoint"] = redact(str(status["endpoint"]))
         self.reply({**status, "version": __version__, "stylesheet": CSS})
+
+
+def _status(devknow: DevKnowServer) -> dict[str, Any]:
+    """The client's status, with the sites the site box suggests (those of the index that answers)."""
+    client = devknow.client()
+    try:
+        sites = devknow.sites.for_client(client)
+    except DevKnowError:  # an offline index that can't be read suggests nothing; the status still comes
+        sites = []
+    return {**client.status(), "sites": sites}
 
 
 def setup_handlers(serverapp: Any) -> None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import ConfigurationError
 from .answer import extractive_answer
@@ -345,6 +347,14 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
                 for row in self._db.execute("SELECT name FROM documents WHERE origin = ? ORDER BY name", (origin,))
             ]
 
+    def sites(self) -> list[str]:
+        """The hosts of the pages held (what a site filter can find), the most pages first."""
+        with self._lock:
+            self._check_open()
+            uris = [row[0] for row in self._db.execute("SELECT uri FROM documents")]
+        counts = Counter(host for host in map(_host, uris) if host)
+        return sorted(counts, key=lambda host: (-counts[host], host))
+
     def count(self, origin: str | None = None) -> int:
         """How many documents the index holds (of one origin, when given)."""
         with self._lock:
@@ -386,3 +396,10 @@ def _results(rows: list[tuple[str, int, str, str]]) -> list[dict[str, str]]:
 
 def _content(breadcrumb: str, body: str) -> str:
     return f"## {breadcrumb}\n\n{body}" if body else f"## {breadcrumb}\n"
+
+
+def _host(uri: str) -> str:
+    try:
+        return (urlsplit(uri).hostname or "").lower()
+    except ValueError:  # a URI urllib can't read names no site
+        return ""
