@@ -43,6 +43,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
+from .cell_watch import unwatch, watch
 from .magic_names import any_names, names_from
 from .session import Session, register_session, shared_client, unregister_session
 
@@ -186,12 +187,16 @@ class _Progress:
     """A "Searching…" line shown while a call runs, then replaced in place (by nothing, a notice or a result).
 
     Only shown where outputs can be updated in place (kernels, captures); a plain terminal would print
-    the line and then a blank one.
+    the line and then a blank one. In a kernel it is shown only as its cell's first output, and removed
+    whole at the end, so a saved notebook keeps no empty display (:mod:`.cell_watch`).
     """
 
     def __init__(self, shell: Any, text: str) -> None:
+        from .cell_watch import SKIP, placeholder_way
+
         self.handle: Any = None
-        if type(shell.display_pub) is not DisplayPublisher:
+        self.way = placeholder_way(shell)  # a saved notebook keeps no empty display of ours (see cell_watch)
+        if type(shell.display_pub) is not DisplayPublisher and self.way != SKIP:
             from .display import placeholder
 
             self.handle = _display(placeholder(text), display_id=True)
@@ -206,8 +211,15 @@ class _Progress:
 
     def clear(self) -> None:
         """Remove the placeholder (the cell's returned value displays the result)."""
+        from .cell_watch import CLEAR
+
         if self.handle is not None:
-            self.handle.update(_EMPTY_OUTPUT, raw=True)
+            if self.way == CLEAR:
+                from IPython.display import clear_output
+
+                clear_output()
+            else:
+                self.handle.update(_EMPTY_OUTPUT, raw=True)  # outputs before it in the cell stay
             self.handle = None
 
     def __enter__(self) -> _Progress:
@@ -676,6 +688,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
     install(ipython, magics)
     register_session(ipython, magics.session)
+    watch(ipython)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 
 
@@ -685,6 +698,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     if magics is None:
         return
     unregister_session(ipython)
+    unwatch(ipython)
     _carried[ipython] = {
         "traits": {
             name: getattr(magics, name)
