@@ -1,4 +1,4 @@
-"""The panel's Insert into notebook" of a shell block, in a real JupyterLab (headless Chromium): a cell that runs it.
+"""The panel's "Insert into notebook" of a shell block in a real JupyterLab: a cell that runs it.
 
 A one-line ```bash block becomes ``!command``, a longer one a ``%%bash`` cell; a ```console block keeps its
 ``$ `` command lines without the prompt and leaves out the output shown between them. The console
