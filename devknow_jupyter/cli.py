@@ -195,9 +195,14 @@ def _ask_parser(ask: argparse.ArgumentParser) -> None:
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
     ask.add_argument(
-        "--source", metavar="DOMAIN", action="append", help="ground the answer in this site's pages (REST; repeat)"
+        "--source",
+        metavar="DOMAIN",
+        action="append",
+        help="ground the answer in this site's pages (REST and the local index; repeat)",
     )
-    ask.add_argument("--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST)")
+    ask.add_argument(
+        "--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST and the local index)"
+    )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
 

@@ -365,7 +365,7 @@ class DevKnowMagics(Magics):
     )
     @argument("-o", "--out", metavar="VAR", help="Also store the hits in the variable VAR.")
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
-    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST protocol).")
+    @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST and the local index).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
     @argument(
         "--json",
@@ -485,8 +485,8 @@ class DevKnowMagics(Magics):
         help="When the answer quota is used up, stop with the "
         "error instead of showing search results for the question.",
     )
-    @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST protocol).")
-    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST protocol).")
+    @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST and the local index).")
+    @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST, local index).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
     @no_var_expand
     @output_can_be_silenced

@@ -75,7 +75,7 @@ def test_machine_header_and_markdown_table(quick_results: tuple[dict, str, subpr
 def test_bench_modules_import_without_side_effects(tmp_path: Path) -> None:
     # Importing the bench must not start servers or write results.
     code = (
-        "import bench, bench.stats, bench.report, bench.docgen, bench.contenders, bench.fast_server, "
+        "import bench, bench.stats, bench.report, tests.docgen, bench.contenders, bench.fast_server, "
         "bench.scenarios.latency, bench.scenarios.cache, bench.scenarios.imports, bench.scenarios.render, "
         "bench.scenarios.batch, bench.scenarios.memory, bench.scenarios.index\n"
         "import threading; assert threading.active_count() == 1, threading.enumerate()"

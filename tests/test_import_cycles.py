@@ -117,7 +117,7 @@ def test_no_import_cycle_between_package_modules() -> None:
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
 
 
-#: What each layer must never import (architecture.md's "homes"): the renderer reads its settings from below.
+#: What each layer must never import (each layer's home in the package): the renderer reads its settings from below.
 FORBIDDEN = {
     "devknow_jupyter.render": ("display", "magics", "explorer", "cli", "session", "labext", "client"),
     "devknow_jupyter.models": ("display", "render", "magics", "explorer", "cli", "session", "labext", "client"),

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.docgen import generate_docs
 from bench.scenarios import Context, goal
 from bench.scenarios.latency import _check_transport
 from bench.servers import running
 from bench.stats import figure, ratio, round_robin
+from tests.docgen import generate_docs
 
 TITLE = "5. get_documents for 60 names with 100 ms server latency: concurrent batches vs sequential"
 DELAY = 0.1

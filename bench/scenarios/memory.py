@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.docgen import generate_docs
 from bench.scenarios import Context, goal
 from bench.scenarios.latency import _check_transport
 from bench.servers import running
 from bench.stats import figure
+from tests.docgen import generate_docs
 
 TITLE = "6. Memory: RSS after many searches and fetches, cache on (bounded by max_entries)"
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench.docgen import generate_markdown
 from bench.scenarios import Context, Unavailable, goal
 from bench.stats import figure, ratio, round_robin
+from tests.docgen import generate_markdown
 
 TITLE = "4. Rendering: 1 MB of Markdown to sanitized HTML, and the widget for 20 hits"
 SIZE = 1_000_000

@@ -1,8 +1,9 @@
 """What a user types, turned into ranking tokens (:func:`ranking_query`) and into a safe FTS5 query.
 
 A pasted compiler or runtime message is first rewritten (:func:`rewrite_message`): file paths, line and
-column numbers, stack frames and the message's boilerplate words (``error``, ``uncaught``, ``exception``)
-go; quoted names and type names stay. Then :mod:`.tokens` cuts the text into words and whole identifiers.
+column numbers, stack frames, a runtime's notes on its graph, the numbers the user's code passed and the
+message's boilerplate words (``error``, ``uncaught``, ``exception``) go; quoted names and type names stay.
+Then :mod:`.tokens` cuts the text into words and whole identifiers.
 
 For the FTS5 passage index (used to choose the excerpt shown with a hit):
 
@@ -91,6 +92,12 @@ _STACK_FRAME = re.compile(
     r"|(?<!\w)#\d+\s+[^()\n]{0,200}?\s*\([^()\n]*:\d+(?::\d+)?\)"
     r"|\.\.\.\s+\d+\s+more\b"
 )
+# What a runtime says about its own graph and devices, not about the error: TensorFlow's `[[{{node x}}]]` and
+# `{{function_node __wrapped__Op_device_/job:localhost/replica:0/task:0/device:CPU:0}}` (the user's node names).
+_RUNTIME_NOTE = re.compile(r"\[*\{\{[^{}\n]{0,300}\}\}\]*")
+# A number the user's own code passed (`beta1=0.9`, `learning_rate=1e-3` in a pasted source line): the name stays,
+# the value goes, as a template's placeholder would. A comparison (`x == 5`) and a bare number are kept.
+_ASSIGNED_NUMBER = re.compile(r"(?<=[\w\]])\s*=\s*-?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+)\b", re.IGNORECASE)
 _MESSAGE_SIGNS = re.compile(
     r"\b(?:error|exception|warning|uncaught|failed|fatal|isn't|can't|cannot|undefined|unexpected|expected|"
     r"not found|no such|traceback)\b|\w+(?:Error|Exception)\b|\w+\.\w+:\d+",
@@ -104,7 +111,8 @@ def looks_like_message(text: str) -> bool:
 
 
 def rewrite_message(text: str) -> str:
-    """A pasted message without what no page contains: paths, line numbers, stack frames, boilerplate words.
+    """A pasted message without what no page contains: paths, line numbers, stack frames, a runtime's notes on its
+    own graph (``{{node x}}``), the values the user's code passed (``beta1=0.9``), boilerplate words.
 
     Quoted names (``'fromJson'``) and type names (``TypeError``, ``Future<void>``) are kept. Text that does
     not look like a message comes back unchanged.
@@ -112,6 +120,8 @@ def rewrite_message(text: str) -> str:
     if not looks_like_message(text):
         return text
     original = text
+    text = _RUNTIME_NOTE.sub(" ", text)
+    text = _ASSIGNED_NUMBER.sub("=", text)
     text = _STACK_FRAME.sub(" ", text)
     text = _PATH.sub(" ", text)
     text = _LINE_NUMBERS.sub(" ", text)

@@ -56,47 +56,37 @@ _FENCED = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.MULTILINE | re.DOTALL)
 
 @dataclass(frozen=True)
 class RankSettings:
-    """Ranking settings, chosen by leave-one-set-out cross-validation over every question set the bench
-    holds (``python -m bench.tune_ranking``; the table is in ``bench/README.md``).
+    """Ranking settings, chosen by leave-one-set-out cross-validation over the bench's question sets (the method,
+    the grids and the tables are in ``bench/README.md``; the tuning scripts are in the repository's history).
 
     ``weights`` and ``b``: per field (title, path, description, headings, body), the weight of a term
-    found there and how much the field's length normalises it. ``k1``: term-frequency saturation (2.0 since
-    set F joined the folds and the vectors were SIF-weighted: picked by every one of the 9 folds, 2.5 and 3.0
-    lower; 1.6 with the first word pairs, 1.2 before them).
-    ``stem_weight``: query weight of a word's stemmed form (beside the word as written, weight 1); 0 won
-    across folds (the stem counted a long word twice), so stems are stored but not searched by default.
+    found there and how much the field's length normalises it (whole identifiers such as
+    ``auth/popup-closed-by-user`` are never length-normalised, so that one exact mention of a rare name in a long
+    reference page is not normalised away). ``k1``: term-frequency saturation (2.0 since set F joined the folds
+    and the vectors were SIF-weighted; 1.6 with the first word pairs, 1.2 before them).
     ``whole_weight``: query weight of a whole identifier (``prefer_const_constructors``) beside its parts.
-    ``identifier_b``: ``b`` is multiplied by this for whole identifiers, so that one exact mention of a rare
-    name (``auth/popup-closed-by-user``) in a long reference page is not normalised away.
     ``pair_weight``: query weight of each pair of neighbouring content words (``command line``, ``service
     account``), matched against the same pairs stored for every page: a light phrase/proximity bonus for
     pages that say the question's words together (+0.02 MRR@5 held out; 0.2-0.5 is a plateau).
     ``dense_weight``: with the semantic extra, the dense share of the fused score (lexical: the rest); 0.4 since
-    the page and query vectors are SIF-weighted (:mod:`.semantic`; 0.3 with the plain mean before;
-    ``python -m bench.tune_dense``).
-    ``plain_weight``: the share of a plain whole-page BM25 score (``plain_fields`` summed, one length
-    normalisation ``plain_b``) fused with the field-weighted one; 0, since fusing it never won across folds.
+    the page and query vectors are SIF-weighted (:mod:`.semantic`; 0.3 with the plain mean before).
     ``likelihood_weight``, ``likelihood_mu`` and ``words_weight``: in lexical search (no dense scores), the shares of
     two whole-page models added to BM25F ÷ its best (:mod:`.whole_page`): Dirichlet query likelihood with
     smoothing ``mu``, and plain BM25 over the query's words as typed (bm25s's cut, message not rewritten), each
-    scaled 0..1 over the pages it matched. Chosen by ``python -m bench.tune_ensemble`` (leave one set out over
-    the 11 folds: 10 of 11 folds picked mu 2000 at 0.3 with the typed words at 0.3, one 0.2; +0.008 MRR@5 held
-    out, paired bootstrap 95% interval +0.002 to +0.014; DPH, PL2 and other normalisations never picked). With the
-    semantic extra they stay off: fused with the dense scores they gained nothing held out (+0.002, interval
-    -0.004 to +0.007).
+    scaled 0..1 over the pages it matched (10 of 11 folds picked mu 2000 at 0.3 with the typed words at 0.3; +0.008
+    MRR@5 held out, paired bootstrap 95% interval +0.002 to +0.014). With the semantic extra they stay off: fused
+    with the dense scores they gained nothing held out (+0.002, interval -0.004 to +0.007).
+
+    Tried and left out (``bench/README.md``): stemmed forms in the query (stems are stored, for the weak-match
+    check, but a stem counted a long word twice), and plain whole-page BM25 fused in beside BM25F.
     """
 
     weights: tuple[float, float, float, float, float] = (2.0, 2.0, 1.0, 1.0, 1.0)
     b: tuple[float, float, float, float, float] = (0.5, 0.5, 0.75, 0.75, 0.6)
     k1: float = 2.0
-    stem_weight: float = 0.0
     whole_weight: float = 1.0
-    identifier_b: float = 0.0
     pair_weight: float = 0.3
     dense_weight: float = 0.4
-    plain_weight: float = 0.0
-    plain_fields: tuple[float, float, float, float, float] = (2.0, 0.0, 1.0, 0.0, 1.0)
-    plain_b: float = 0.75
     likelihood_weight: float = 0.3
     likelihood_mu: float = 2000.0
     words_weight: float = 0.3
@@ -188,7 +178,7 @@ def _stem(token: str) -> str:
 
 
 def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Sequence[str] = ()) -> dict[str, float]:
-    """Each query token (and stemmed form, and word pair) with its weight; a repeated token counts once."""
+    """Each query token (and word pair) with its weight; a repeated token counts once."""
     weights: dict[str, float] = {}
     if settings.pair_weight > 0:
         for pair in pairs:
@@ -198,10 +188,6 @@ def query_weights(query_tokens: Sequence[str], settings: RankSettings, pairs: Se
             continue
         whole = not token.isalnum()
         weights[token] = max(weights.get(token, 0.0), settings.whole_weight if whole else 1.0)
-        stemmed = stem(token)
-        if stemmed and settings.stem_weight > 0:
-            key = STEM_MARK + stemmed
-            weights[key] = max(weights.get(key, 0.0), settings.stem_weight)
     return weights
 
 
@@ -271,7 +257,6 @@ class LexicalRanker:
         self.lengths = lengths  # (N, F) float32
         # Given by from_parts when the snapshot holds them for these settings: opening skips the computation.
         self.impacts = self._impacts() if impacts is None else impacts
-        self.plain_impacts = self._plain_impacts() if self.settings.plain_weight > 0 else None
 
     # -- building ---------------------------------------------------------------------------------
 
@@ -397,13 +382,12 @@ class LexicalRanker:
             return np.zeros(0, dtype=np.float32)
         average = np.maximum(self.lengths.mean(axis=0), 1.0)
         frequency = np.zeros(len(self.postings), dtype=np.float32)
-        scale = np.ones(len(self.postings), dtype=np.float32)
-        if settings.identifier_b != 1.0:
-            compound = np.zeros(len(self.offsets) - 1, dtype=bool)  # word pairs (after the vocabulary): False
-            compound[: len(self.vocabulary)] = np.fromiter(
-                (not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary)
-            )
-            scale[np.repeat(compound, np.diff(self.offsets))] = settings.identifier_b
+        # Whole identifiers are not length-normalised (their b is 0); word pairs (after the vocabulary) are.
+        compound = np.zeros(len(self.offsets) - 1, dtype=bool)
+        compound[: len(self.vocabulary)] = np.fromiter(
+            (not term.isalnum() for term in self.vocabulary), bool, len(self.vocabulary)
+        )
+        scale = np.where(np.repeat(compound, np.diff(self.offsets)), 0.0, 1.0).astype(np.float32)
         for field in range(len(FIELDS)):
             weight = settings.weights[field]
             column = self.counts[:, field]
@@ -419,23 +403,6 @@ class LexicalRanker:
         k1 = settings.k1
         return (per_posting * frequency * (k1 + 1) / (frequency + k1)).astype(np.float32)
 
-    def _plain_impacts(self) -> np.ndarray:
-        """Each posting's weight in plain whole-page BM25: the fields' counts summed (``plain_fields`` weights)
-        and normalised once by the page's whole length."""
-        settings = self.settings
-        if not len(self.postings):
-            return np.zeros(0, dtype=np.float32)
-        field_weights = np.asarray(settings.plain_fields, dtype=np.float32)
-        page_length = self.lengths @ field_weights
-        average = max(float(page_length.mean()), 1.0)
-        b = settings.plain_b
-        norm = 1.0 - b + b * page_length[self.postings] / average
-        frequency = (self.counts.astype(np.float32) @ field_weights) / norm
-        document_frequency = np.diff(self.offsets).astype(np.float32)
-        idf = np.log1p((len(self.doc_ids) - document_frequency + 0.5) / (document_frequency + 0.5))
-        k1 = settings.k1
-        return (np.repeat(idf, np.diff(self.offsets)) * frequency * (k1 + 1) / (frequency + k1)).astype(np.float32)
-
     # -- querying ---------------------------------------------------------------------------------
 
     def __len__(self) -> int:
@@ -443,24 +410,13 @@ class LexicalRanker:
 
     def scores(self, weights: dict[str, float]) -> np.ndarray:
         """Every page's score for weighted query terms (0 for pages matching none)."""
-        scores = self._accumulate(weights, self.impacts)
-        if self.plain_impacts is None:
-            return scores
-        plain = self._accumulate(weights, self.plain_impacts)
-        share = self.settings.plain_weight
-        top, plain_top = float(scores.max(initial=0.0)), float(plain.max(initial=0.0))
-        if top <= 0 or plain_top <= 0:
-            return scores
-        return ((1.0 - share) * scores / top + share * plain / plain_top).astype(np.float32)
-
-    def _accumulate(self, weights: dict[str, float], impacts: np.ndarray) -> np.ndarray:
         scores = np.zeros(len(self.doc_ids), dtype=np.float32)
         terms = list(weights)
         for term, slot in zip(terms, self.slots(terms), strict=True):
             if slot is None:
                 continue
             start, end = self.offsets[slot], self.offsets[slot + 1]
-            scores[self.postings[start:end]] += weights[term] * impacts[start:end]
+            scores[self.postings[start:end]] += weights[term] * self.impacts[start:end]
         return scores
 
     def slots(self, terms: Sequence[str]) -> list[int | None]:

@@ -12,7 +12,7 @@ the index's own pages weighs ``a / (a + p)``, so the glue of a question ("how do
 of every page ("the", "you", "function") barely moves a vector while the words that name things carry it.
 The token counts come from the pages being embedded (:func:`sif_weights`; the index stores them beside the
 vectors, see :class:`~.ranker_cache.RankerCache`), so the weights fit whatever documentation is indexed.
-Chosen by leave-one-set-out cross-validation over the bench's 688 questions (``python -m bench.tune_dense``):
+Chosen by leave-one-set-out cross-validation over the bench's 688 questions (``bench/README.md``):
 SIF weights lifted the fused MRR@5 from 0.782 to 0.796 held out (how-to 0.479 -> 0.509, paraphrase 0.711 ->
 0.737); idf weights, dropping the question's stopword tokens, other lengths of text embedded, removing the
 vectors' common component, a separate headings vector and other normalisations of the fused scores were all

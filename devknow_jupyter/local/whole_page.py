@@ -25,7 +25,7 @@ import numpy as np
 
 from .tokens import PAIR_JOINER
 
-__all__ = ["MAX_TYPED_WORDS", "WholePageModels", "typed_words"]
+__all__ = ["MAX_TYPED_WORDS", "WHOLE_PAGE_FIELDS", "WholePageModels", "typed_words"]
 
 # Lucene's English stop set (what bm25s drops with stopwords="en").
 _TYPED_STOPWORDS = frozenset(
@@ -34,6 +34,9 @@ _TYPED_STOPWORDS = frozenset(
 )
 _TYPED_WORD = re.compile(r"(?u)\b\w\w+\b")
 _K1, _B = 1.5, 0.75
+#: Per field (title, path, description, headings, body), its count in the whole page: as bm25s is fed (title
+#: twice, description, body).
+WHOLE_PAGE_FIELDS = (2.0, 0.0, 1.0, 0.0, 1.0)
 
 
 #: At most this many different words of a query count as typed (a pasted log of thousands of words would
@@ -64,9 +67,8 @@ def _minmax(scores: np.ndarray, matched: np.ndarray) -> np.ndarray:
 
 
 def _whole_page(per_field: np.ndarray, field_weights: tuple[float, ...]) -> np.ndarray:
-    """Per row, the fields summed with ``field_weights`` (the ranker's ``plain_fields``: title twice,
-    description, body, as bm25s is fed), column by column: no float copy of the whole array, and no BLAS
-    threads, which cost more than this on a busy machine."""
+    """Per row, the fields summed with ``field_weights`` (:data:`WHOLE_PAGE_FIELDS`), column by column: no float
+    copy of the whole array, and no BLAS threads, which cost more than this on a busy machine."""
     total = np.zeros(len(per_field), dtype=np.float32)
     for field, weight in enumerate(field_weights):
         if weight:
@@ -88,7 +90,7 @@ class WholePageModels:
         words = len(ranker.vocabulary)
         sizes = np.diff(ranker.offsets[: words + 1])
         end = int(ranker.offsets[words]) if words else 0
-        fields = ranker.settings.plain_fields
+        fields = WHOLE_PAGE_FIELDS
         tf = _whole_page(ranker.counts[:end], fields)
         length = np.maximum(_whole_page(ranker.lengths, fields), 1.0)
         collection = np.zeros(words, dtype=np.float64)

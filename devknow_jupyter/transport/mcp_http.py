@@ -15,7 +15,7 @@ Layers, bottom up (one class each):
 4. :class:`McpHttpBackend` (``call_tool`` / ``list_tools`` / ``close``): the
    :class:`~devknow_jupyter.backend.Backend` contract, and the credentials.
 
-The protocol rules come from ``shared/notes/mcp-protocol.md``. The key travels only in a header (one found
+The protocol rules are the MCP specification's Streamable HTTP transport. The key travels only in a header (one found
 in the URL is moved there); it is registered with :func:`~devknow_jupyter.errors.register_secret` so no
 message can show it.
 """

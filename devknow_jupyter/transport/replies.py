@@ -1,6 +1,6 @@
 """What comes back: tool results, and every failure shape mapped to one of our exceptions.
 
-Failures arrive in several shapes (``shared/notes/mcp-protocol.md`` §2 and §5): an HTTP status with or
+Failures arrive in several shapes (HTTP statuses, JSON-RPC errors and MCP tool errors): an HTTP status with or
 without a JSON body (JSON-RPC or Google's ``{"error": {"code", "message", "status"}}``), a JSON-RPC
 ``error`` member in a 200 reply, or a tool result with ``isError``. Each maps to the most specific
 :mod:`devknow_jupyter.errors` class. A result of one of the three tools is checked against its shape

@@ -5,9 +5,9 @@ read from the byte stream here (not with httpx-sse) so that a line and an event 
 they arrive: a ``data:`` line without an end, or an event of 300 MB, stops at ``max_bytes`` with a
 ``ProtocolError`` instead of being buffered whole. The call's deadline is checked after every chunk.
 
-On top of the framing this module applies MCP's rules (``shared/notes/mcp-protocol.md`` §4): skip
-priming events (empty data) and notifications, hand server requests (``ping``) to a callback, and stop
-at the response whose id is ours (``after`` may then read the stream's end: see :mod:`.keepalive`).
+On top of the framing this module applies the rules of MCP's Streamable HTTP transport: skip priming
+events (empty data) and notifications, hand server requests (``ping``) to a callback, and stop at the
+response whose id is ours (``after`` may then read the stream's end: see :mod:`.keepalive`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """What goes on the wire: protocol versions, header names and the JSON-RPC envelopes of both eras.
 
 Pure functions over dicts and strings (no I/O), so the shapes are easy to read and to test.
-See ``shared/notes/mcp-protocol.md`` §2-§3 and §7 for the rules they follow.
+They follow the MCP specification's base protocol and Streamable HTTP transport (both eras: the handshake
+era's ``initialize`` and session header, and the modern era's per-request version header).
 """
 
 from __future__ import annotations

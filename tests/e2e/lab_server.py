@@ -1,4 +1,4 @@
-"""A real JupyterLab and headless Chromium for the browser tests and the browser bench (recipe: browser-e2e.md).
+"""A real JupyterLab and headless Chromium for the browser tests and the browser bench.
 
 The server runs from this interpreter (``sys.executable -m jupyterlab``), so the server and its ipykernel
 come from the test's environment. All Jupyter state lives in a temporary folder: no layout, settings or
