@@ -174,7 +174,14 @@ def _hit_item(hit: DocumentChunk, number: int | None, opts: DisplayOptions, prev
 
 
 class HitList(ResultWidget):
-    """Search results: the header line (query, count, backend, time, cache), notices, and the hits."""
+    """Search results: the header line (query, count, backend, time, cache), notices, and the hits.
+
+    ``twin`` (synced) is the static copy of every hit fetched so far (``text/html``, ``text/markdown``,
+    ``text/plain``) once "More" has fetched a next page, else ``{}``: the JupyterLab extension writes it into
+    the output, so a saved notebook shows what More had shown, not only the first page.
+    """
+
+    twin = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -184,6 +191,8 @@ class HitList(ResultWidget):
         options: DisplayOptions | None = None,
     ) -> None:
         self.results = results  # the last page fetched: where "More" goes on from
+        self.first = results  # the first page: its query, header and notices head the static copy
+        self.fetched: list[DocumentChunk] = list(results)
         opts = _options(options)
         items = [_hit_item(hit, number, opts, True) for number, hit in enumerate(results, 1)]
         super().__init__(
@@ -203,9 +212,20 @@ class HitList(ResultWidget):
         start = len(self.items)
         added = [_hit_item(hit, number, self._opts, True) for number, hit in enumerate(page, start + 1)]
         self.results = page
+        self.fetched.extend(page)
         self.items = [*self.items, *added]
         self.has_next = page.has_next_page
+        self.twin = self._static_copy()
         self.error = ""
+
+    def _static_copy(self) -> dict[str, str]:
+        """The static views of every hit fetched so far, under the first page's query and notices."""
+        from ..models import SearchResults
+
+        shown = SearchResults(self.first.query, self.fetched, info=self.first.info)
+        limits = {"max_chars": self._opts.max_chars or None, "preview_chars": self._opts.preview_chars or None}
+        return {"text/html": static.hits_html(shown, **limits), "text/markdown": static.hits_markdown(shown, **limits),
+                "text/plain": static.hits_plain(shown)}
 
 
 class HitView(ResultWidget):

@@ -233,10 +233,18 @@ function render({ model, el }) {
   const redraw = () => draw();
   changes.forEach(name => model.on(name, redraw));
   model.on("change:replies", onReply);
+  // The static copy of every hit fetched (after More): the output holding this view saves it (the JupyterLab
+  // extension listens), so a saved notebook shows what More had shown.
+  const offerTwin = () => {
+    const twin = model.get("twin");
+    if (twin && twin["text/html"]) el.dispatchEvent(new CustomEvent("devknow-twin", { bubbles: true, detail: twin }));
+  };
+  model.on("change:twin", offerTwin);
   draw();
   return () => {
     changes.forEach(name => model.off(name, redraw));
     model.off("change:replies", onReply);
+    model.off("change:twin", offerTwin);
   };
 }
 
