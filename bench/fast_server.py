@@ -27,7 +27,8 @@ class FastMcpApp:
     """ASGI app: POST /mcp answers JSON-RPC; GET gets 405; DELETE ends nothing and gets 200."""
 
     def __init__(self, docs: dict[str, dict[str, str]], *, json_response: bool, stateless: bool, delay: float) -> None:
-        from devknow_jupyter.tools import MAX_NAMES_PER_CALL, tool_definitions
+        from devknow_jupyter.registry import tool_definitions
+        from devknow_jupyter.tools import MAX_NAMES_PER_CALL
 
         self.docs = docs
         self.json_response = json_response

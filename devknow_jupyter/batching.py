@@ -1,5 +1,5 @@
 """Fetching documents by name in batches, as :meth:`DevKnowClient.get_documents
-<devknow_jupyter.DevKnowClient.get_documents>` does: at most 20 names a ``get_documents`` call, several calls
+<devknow_jupyter.DevKnowClient.get_documents>` does: at most 20 names a ``get`` request, several calls
 in parallel, each document cached under its name as it arrives.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from .cache import ResultCache, cache_key
 from .errors import DevKnowError, DocumentNotFoundError, ToolError
@@ -19,19 +18,19 @@ __all__ = ["DocumentBatcher"]
 
 
 class DocumentBatcher:
-    """Documents by name through ``call`` (one ``get_documents`` tool call), cached in ``cache`` under ``scope``.
+    """Documents by name through ``get`` (one backend ``get`` of at most 20 names), cached in ``cache`` under ``scope``.
 
     Thread-safe; its worker threads start on the first fetch of more than one batch.
     """
 
     def __init__(
         self,
-        call: Callable[[str, dict[str, Any]], dict[str, Any]],
+        get: Callable[[list[str]], Documents],
         cache: ResultCache,
         scope: Hashable,
         max_workers: int,
     ) -> None:
-        self._call = call
+        self._get = get
         self._cache = cache
         self._scope = scope
         self._max_workers = max_workers
@@ -84,9 +83,9 @@ class DocumentBatcher:
 
     def _fetch_batch(self, names: list[str]) -> dict[str, Document]:
         try:
-            data = self._call("get_documents", {"names": names})
+            docs = list(self._get(names))
         except DocumentNotFoundError as exc:  # the backend told the unknown names apart already (REST)
-            data = (exc.documents or Documents()).to_dict()
+            docs = list(exc.documents or Documents())
         except ToolError as exc:
             if not exc.not_found:  # decided where the reply was read (transport, local or REST backend)
                 raise
@@ -95,7 +94,6 @@ class DocumentBatcher:
                 middle = len(names) // 2
                 return {**self._fetch_batch(names[:middle]), **self._fetch_batch(names[middle:])}
             return {}
-        docs = [Document.from_dict(item) for item in data.get("documents") or []]
         by_name = {doc.name: doc for doc in docs}
         if len(docs) == len(names) and not set(names) <= set(by_name):
             by_name = dict(zip(names, docs, strict=True))  # renamed by the server; order is kept

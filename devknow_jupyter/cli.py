@@ -129,8 +129,15 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         "--timeout",
         type=_positive_float,
         metavar="SECONDS",
-        default=default(30.0),
-        help="seconds one call may take in all, retries and waits included (default: 30)",
+        default=default(None),
+        help="seconds one call may take in all, retries and waits included (default: DevKnowConfig.timeout, 30)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        default=default(None),
+        help="a devknow config file (devknow_config.py or .json, c.DevKnowConfig.*) for every setting not given "
+        "here (default: DEVKNOW_CONFIG, else ~/.config/devknow/devknow_config.py or .json)",
     )
 
 
@@ -168,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     _serve_parser(command("serve", "Serve the local index as an MCP server (Streamable HTTP)."))
     command("status", "Show the endpoint, backend, key source (never the key), cache and tools.")
     _pack_parser(command("pack", "Build, add, list and remove knowledge packs (documentation offline)."))
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (startup stays light)
+        from .tool_faces import add_cli_commands
+
+        add_cli_commands(command)  # one command per registry tool without a face of its own
     return parser
 
 
@@ -323,10 +334,18 @@ def _note(lines: Sequence[str]) -> None:
 # -- subcommands ------------------------------------------------------------------------------------
 
 
+def _config(args: argparse.Namespace) -> Any:
+    """The :class:`~devknow_jupyter.config.DevKnowConfig` of the config file (``--config``, ``DEVKNOW_CONFIG``)."""
+    from .config import config_from_file
+
+    return config_from_file(args.config)
+
+
 def _client(args: argparse.Namespace) -> Any:
     from .client import DevKnowClient
 
-    return DevKnowClient(args.endpoint, timeout=args.timeout, protocol=args.protocol)
+    given = {"endpoint": args.endpoint, "protocol": args.protocol, "timeout": args.timeout}  # the options win
+    return DevKnowClient.from_config(_config(args), **{name: value for name, value in given.items() if value})
 
 
 #: How much of stdin ``devknow search -`` reads: a long log's end (where its error is) and no more.
@@ -430,6 +449,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             raise missing_extra("server", "`devknow serve` needs the MCP SDK") from None
         raise
     token = args.token if args.token is not None else os.environ.get("DEVKNOW_SERVE_TOKEN") or None
+    config = _config(args)  # the upstream's timeout, and the cache's sizes
     server.serve(
         docs=args.docs,
         host=args.host,
@@ -448,6 +468,7 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
             quota_db=args.quota_db,
             access_log=args.access_log,
             log_queries=args.log_queries,
+            upstream_timeout=args.timeout or config.timeout,
         ),
         out=out,
     )
@@ -610,6 +631,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     out = sys.stdout
     try:
+        if getattr(args, "registry_tool", None):
+            from .tool_faces import run_cli
+
+            return run_cli(args, out, _client(args))
         return _COMMANDS[args.command](args, out)
     except DevKnowError as exc:
         print(f"{PROG}: error: {_one_line(exc.message)}", file=sys.stderr)

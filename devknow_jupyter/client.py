@@ -17,12 +17,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from .backend import Backend
 from .backoff import FIRST_PAUSE, ServiceBackoff
 from .batching import DocumentBatcher
-from .cache import CacheStats, ResultCache, cache_key, shared_cache
+from .cache import CacheStats, ResultCache, shared_cache
 from .connection import (
     GOOGLE_ENDPOINT,
     LOCAL_ENDPOINT,
@@ -32,6 +33,7 @@ from .connection import (
     resolve_endpoint,
     resolve_protocol,
 )
+from .contract import NO_FILTERS, Capabilities
 from .errors import (
     ConfigurationError,
     DevKnowError,
@@ -44,8 +46,9 @@ from .hints import no_key_notice
 from .models import Answer, Document, Documents, ResultInfo, SearchResults
 from .names import normalize_names
 from .offline_copy import OfflineCopy
+from .registry import find_entry
 from .search_filters import normalize_sources
-from .search_request import answer_arguments, keep_hits, parse_page, search_arguments, search_input_names
+from .search_request import keep_hits, plan_answer, plan_search
 
 __all__ = [
     "GOOGLE_ENDPOINT",
@@ -151,7 +154,8 @@ class DevKnowClient:
         self._fallback = OfflineFallback()
         self._backoff = ServiceBackoff(offline_retry)
         self.answered_by: str | None = None  # which backend gave the last tool answer (see status())
-        self._batcher = DocumentBatcher(self._call, self.cache, self._cache_scope, max_workers)
+        get = lambda names: self._call("get", lambda backend: backend.get(names))  # noqa: E731
+        self._batcher = DocumentBatcher(get, self.cache, self._cache_scope, max_workers)
         self._lock = threading.RLock()
         self._closed = False
         self._fallback_notices: list[str] = []  # said once more on the next result
@@ -161,8 +165,15 @@ class DevKnowClient:
         #: starter guide; else None. (The no-key notice says it; the notebook words its own.)
         self.documentation_hint: str | None = None
         if self.endpoint_source == "no key":
-            self.documentation_hint = getattr(self._backend, "documentation_hint", lambda: None)()
+            self.documentation_hint = self._backend.details().get("documentation_hint")
             _say_once(self.notices, no_key_notice("cli", self.documentation_hint), announce)
+
+    @classmethod
+    def from_config(cls, config: Any, **overrides: Any) -> DevKnowClient:
+        """A client with a :class:`~devknow_jupyter.config.DevKnowConfig`'s settings; keyword arguments win."""
+        from .config import client_options
+
+        return cls(**{**client_options(config), **overrides})
 
     # -- the backend in use ----------------------------------------------------------------------
 
@@ -228,23 +239,20 @@ class DevKnowClient:
         sources = normalize_sources(source)
         started = time.perf_counter()
         try:
-            rest = getattr(self._backend, "protocol", None) == "rest"  # its paging and filters go to the server
-            accepts = self._search_inputs() if (sources or since or page_size or page_token or rest) else set()
-            arguments, filter_here, notices = search_arguments(query, sources, since, page_size, page_token, accepts)
-            (hits, token, served), from_cache = self._call_cached(
-                "search_documents", arguments, refresh=refresh, parse=parse_page
-            )
-            local = False
+            can = self._capabilities() if (sources or since or page_size or page_token) else NO_FILTERS
+            request, filter_here, notices = plan_search(query, sources, since, page_size, page_token, can)
+            page, from_cache = self._cached("search", request, refresh, lambda backend: backend.search(request))
+            token, local = page.next_page_token, False
         except TransportError as exc:
             if not self._falls_back(exc) or page_token:  # a later page of the service's results: not here
                 raise
-            inputs = self._fallback.search_inputs(exc)
-            arguments, filter_here, notices = search_arguments(query, sources, since, page_size, None, inputs)
-            (hits, _, served), from_cache = parse_page(self._call_local("search_documents", arguments, exc)), False
+            can = self._fallback.capabilities(exc)
+            request, filter_here, notices = plan_search(query, sources, since, page_size, None, can)
+            page, from_cache = self._call_local(lambda backend: backend.search(request), exc), False
             token, local = None, True
             notices.insert(0, fallback_notice(exc))
-        notices.extend(served)
-        chunks, cut = keep_hits(hits, filter_here, page_size, notices)
+        notices.extend(page.info.notices)
+        chunks, cut = keep_hits(tuple(page), filter_here, page_size, notices)
         if cut:
             token = None  # the server's next page starts after the hits cut here: following it would skip them
         info = self._info(started, from_cache, notices, local=local)
@@ -319,18 +327,15 @@ class DevKnowClient:
         wanted = bool(sources) or (since is not None and since != "")
         local = False
         try:
-            accepts = self._search_inputs("answer_query") if wanted else set()
-            arguments, notices = answer_arguments(query, sources, since, accepts)
-            data, from_cache = self._call_cached("answer_query", arguments, refresh=refresh)
+            request, notices = plan_answer(query, sources, since, self._capabilities() if wanted else NO_FILTERS)
+            answer, from_cache = self._cached("answer", request, refresh, lambda backend: backend.answer(request))
         except TransportError as exc:
             if not self._falls_back(exc):
                 raise
-            inputs = self._fallback.search_inputs(exc, "answer_query")
-            arguments, notices = answer_arguments(query, sources, since, inputs)
-            data, from_cache, local = self._call_local("answer_query", arguments, exc), False, True
+            request, notices = plan_answer(query, sources, since, self._fallback.capabilities(exc))
+            answer, from_cache, local = self._call_local(lambda backend: backend.answer(request), exc), False, True
             notices = [fallback_notice(exc), *notices]
-        answer = Answer.from_dict(data, query=query)
-        answer.info = self._info(started, from_cache, [*notices, *answer.info.notices], local=local)
+        answer = replace(answer, info=self._info(started, from_cache, [*notices, *answer.info.notices], local=local))
         return answer
 
     def ask(
@@ -357,6 +362,15 @@ class DevKnowClient:
         results = self.search_documents(query, source=source, since=since, refresh=refresh)
         results.info.notices.insert(0, QUOTA_FALLBACK_NOTICE)
         return results
+
+    def run_tool(self, tool: str, text: str, *, refresh: bool = False) -> Any:
+        """Run a registry tool beyond the three (by name or ``face`` verb, :mod:`.registry`) on ``text``; its model."""
+        entry = find_entry(tool)
+        if entry is None:
+            raise ConfigurationError(f"No tool {tool!r} is registered.", hint="registry.register adds one.")
+        self._check_open()
+        request, operation = entry.request({entry.text_field: text}), entry.operation
+        return self._cached(operation, request, refresh, lambda backend: backend.invoke(operation, request))[0]
 
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The server's tools as ``tools/list`` gives them: name, description, schemas, annotations."""
@@ -404,46 +418,44 @@ class DevKnowClient:
             raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
         return " ".join(query.split())
 
-    def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, operation: str, call: Callable[[Backend], Any]) -> Any:
+        """One typed request on the backend in use (on the REST surface when the MCP server refuses us)."""
         self._check_open()
-        # On the REST surface when the MCP server refuses us.
-        return self._backoff.call(lambda: self._link.call_tool(tool, arguments), watching=self.offline_fallback)
+        return self._backoff.call(lambda: self._link.run(operation, call), watching=self.offline_fallback)
 
     def _falls_back(self, exc: TransportError) -> bool:
         return self.offline_fallback and is_unreachable(exc)
 
-    def _call_local(self, tool: str, arguments: dict[str, Any], cause: TransportError) -> dict[str, Any]:
-        """One call on the local index, standing in for the unreachable service (never cached)."""
+    def _call_local(self, call: Callable[[Backend], Any], cause: TransportError) -> Any:
+        """One request on the local index, standing in for the unreachable service (never cached)."""
         self._check_open()
         self._offline_copy.wait(timeout=30)  # pages just fetched are searchable offline too
-        data = self._fallback.call_tool(tool, arguments, cause)
+        result = self._fallback.run(call, cause)
         self.answered_by = FALLBACK_BACKEND
-        return data
+        return result
 
-    def _call_cached(
-        self, tool: str, arguments: dict[str, Any], *, refresh: bool, parse: Callable[[dict[str, Any]], Any] = dict
-    ) -> tuple[Any, bool]:
-        # The parsed value is cached, so a hit costs a dict lookup, not a rebuild of every hit.
-        key = cache_key(self._cache_scope, tool, arguments)
+    def _cached(self, operation: str, request: Any, refresh: bool, call: Callable[[Backend], Any]) -> tuple[Any, bool]:
+        # The model is cached, so a hit costs a dict lookup, not a rebuild of every hit.
+        key = (self._cache_scope, operation, request)
         if not refresh:
             cached = self.cache.get(key)
             if cached is not None:
                 return cached, True
-        value = parse(self._call(tool, arguments))
+        value = self._call(operation, call)
         self.answered_by = self.backend_kind
         self.cache.set(key, value)
         return value, False
 
-    def _search_inputs(self, tool: str = "search_documents") -> set[str]:
-        """The argument names the server's ``tool`` takes (from its input schema)."""
+    def _capabilities(self) -> Capabilities:
+        """What the backend applies itself (an MCP server's, from its tool schemas); none when it can't say."""
         try:
-            return search_input_names(self.list_tools(), tool)
+            return self._backoff.call(self._link.capabilities, watching=self.offline_fallback)
         except TransportError as exc:
             if self._falls_back(exc):
                 raise  # unreachable: the search goes to the local index at once, without a second try
-            return set()
+            return NO_FILTERS
         except DevKnowError:
-            return set()
+            return NO_FILTERS
 
     def _info(self, started: float, from_cache: bool, notices: list[str], *, local: bool = False) -> ResultInfo:
         if self._fallback_notices:
@@ -461,13 +473,14 @@ def _status_of(client: DevKnowClient) -> dict[str, Any]:
     """:meth:`DevKnowClient.status`'s figures (a function of its own: the class stays within its size)."""
     backoff = client._backoff.state() if client.offline_fallback else None
     remote = client.backend_kind == "remote"
+    details = client._backend.details()
     return {
         "endpoint": client.endpoint,
         "endpoint_source": client.endpoint_source,
         "backend": client.backend_kind,
-        "protocol": getattr(client._backend, "protocol", "mcp") if remote else "local",
-        "era": getattr(client._backend, "era", None),
-        "protocol_version": getattr(client._backend, "protocol_version", None),
+        "protocol": details.get("protocol", "mcp") if remote else "local",
+        "era": details.get("era"),
+        "protocol_version": details.get("protocol_version"),
         "key_source": client.key_source or ("access token" if client._access_token else None),
         "timeout": client.timeout,
         "answered_by": client.answered_by,

@@ -12,11 +12,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .backend import Backend
 from .cache import cache_scope
+from .contract import Capabilities
 from .errors import (
     KEY_VARIABLES,
     AuthenticationError,
@@ -29,6 +30,8 @@ from .errors import (
     split_url_credentials,
 )
 from .extras import extra_installed, missing_extra
+from .registry import entry_for
+from .tool_backend import typed_backend
 
 __all__ = [
     "GOOGLE_ENDPOINT",
@@ -42,6 +45,8 @@ __all__ = [
     "rest_switch_reason",
     "take_url_credentials",
 ]
+
+T = TypeVar("T")
 
 #: Google's Developer Knowledge MCP server.
 GOOGLE_ENDPOINT = "https://developerknowledge.googleapis.com/mcp"
@@ -242,20 +247,32 @@ class BackendLink:
     ) -> None:
         self.connection = connection
         self._replaceable = backend is None
-        self.backend: Backend = backend if backend is not None else connection.make_backend()
+        # An old-style backend of the caller's (tool calls only) is wrapped in the typed contract.
+        self.backend: Backend = typed_backend(backend) if backend is not None else connection.make_backend()
         self._on_switch = on_switch
         self._tools: list[dict[str, Any]] | None = None
         self._lock = threading.RLock()
 
-    def call_tool(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Call ``tool`` on the backend; once more on the REST surface when the MCP server refused it."""
+    def run(self, operation: str, call: Callable[[Backend], T]) -> T:
+        """``call(backend)`` (one typed request of ``operation``); once more on the REST surface when the MCP
+        server refused it."""
         self.connection.check_credentials(self.backend)
         try:
-            return self.backend.call_tool(tool, arguments)
+            return call(self.backend)
         except (ProtocolError, ToolError) as exc:
-            if not self.switch_to_rest(exc, tool):
+            if not self.switch_to_rest(exc, operation):
                 raise
-        return self.backend.call_tool(tool, arguments)
+        return call(self.backend)
+
+    def capabilities(self) -> Capabilities:
+        """What the backend applies itself (an MCP server's are read from its tools, asked once)."""
+        self.connection.check_credentials(self.backend)
+        try:
+            return self.backend.capabilities
+        except ProtocolError as exc:
+            if not self.switch_to_rest(exc, None):
+                raise
+        return self.backend.capabilities
 
     def list_tools(self, *, refresh: bool = False) -> list[dict[str, Any]]:
         """The backend's tools, asked once (again with ``refresh``, or after a switch)."""
@@ -270,11 +287,12 @@ class BackendLink:
                     self._tools = self.backend.list_tools()
             return self._tools
 
-    def switch_to_rest(self, exc: DevKnowError, tool: str | None) -> bool:
-        """After the MCP server refused the handshake, or lacks ``tool``: use the same host's REST surface for
-        the rest of this link's life, when the ``rest`` extra is installed. Returns whether it switched."""
+    def switch_to_rest(self, exc: DevKnowError, operation: str | None) -> bool:
+        """After the MCP server refused the handshake, or lacks the tool of ``operation``: use the same host's
+        REST surface for the rest of this link's life, when the ``rest`` extra is installed. Returns whether it
+        switched."""
         backend = self.backend
-        why = rest_switch_reason(backend, exc, tool) if self._replaceable else None
+        why = rest_switch_reason(backend, exc, operation) if self._replaceable else None
         if why is None:
             return False  # a backend of the caller's, or no reason to switch
         with self._lock:
@@ -292,27 +310,30 @@ class BackendLink:
         self.backend.close()
 
 
-def rest_switch_reason(backend: Backend, exc: DevKnowError, tool: str | None) -> str | None:
+def rest_switch_reason(backend: Backend, exc: DevKnowError, operation: str | None) -> str | None:
     """Why the MCP ``backend`` should give way to the same host's REST surface after ``exc``, or None.
 
-    It should when the server refused the MCP handshake, or lacks ``tool``, and the ``rest`` extra is
-    installed; never for the offline index, a REST backend already, or a fault in one reply of a server
-    that spoke MCP before. (A backend the caller handed in is the client's to rule out.)
+    It should when the server refused the MCP handshake, or lacks the tool serving ``operation``, and the
+    ``rest`` extra is installed; never for the offline index, a REST backend already, or a fault in one reply of
+    a server that spoke MCP before. (A backend the caller handed in is the client's to rule out.)
     """
-    speaks_mcp = getattr(backend, "protocol", "mcp") == "mcp"
-    if backend.kind != "remote" or not speaks_mcp:
-        return None  # the offline index, or REST already
+    if backend.kind != "remote":
+        return None  # the offline index
+    details = backend.details()
+    if details.get("protocol", "mcp") != "mcp":
+        return None  # REST already
+    entry = entry_for(operation=operation) if operation else None
     if isinstance(exc, ProtocolError):
-        if getattr(backend, "era", None) is not None:
+        if details.get("era") is not None:
             return None  # the server spoke MCP before: a fault in one reply, not a refusal
         why = "refused the MCP handshake"
-    elif isinstance(exc, ToolError) and tool and _looks_like_missing_tool(exc):
+    elif isinstance(exc, ToolError) and entry is not None and _looks_like_missing_tool(exc):
         try:
-            if tool in {item.get("name") for item in backend.list_tools()}:
+            if entry.operation in backend.capabilities.operations:
                 return None  # the tool is there: its error is a real one
         except DevKnowError:
             return None
-        why = f"offers no {tool} tool"
+        why = f"offers no {entry.name} tool"
     else:
         return None
     return why if extra_installed("rest") else None

@@ -251,8 +251,10 @@ def message_bundle(text: str, kind: str = "info") -> MimeBundle:
     )
 
 
-def placeholder(text: str = "Searching…") -> MimeBundle:
+def placeholder(text: str = "Searching…", *, spinner: bool = False) -> MimeBundle:
     """A muted "working on it" line to display with a ``display_id`` and replace when the result is ready.
+
+    ``spinner``: lead the line with a spinning ring (``--background`` calls, which may take a while).
 
     Example::
 
@@ -261,10 +263,11 @@ def placeholder(text: str = "Searching…") -> MimeBundle:
     """
     from .render.style import ROOT_CLASS, style_block
 
+    ring = '<span class="devknow-spinner" aria-hidden="true"></span>' if spinner else ""
     return MimeBundle(
         {
             "text/plain": str(text),
             "text/html": f'{style_block()}\n<div class="{ROOT_CLASS} devknow-placeholder" role="status">'
-            f"{html.escape(str(text))}</div>",
+            f"{ring}{html.escape(str(text))}</div>",
         }
     )

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from .contract import Capabilities
 from .errors import DevKnowError, LocalIndexError, TransportError
-from .search_request import search_input_names
 
 if TYPE_CHECKING:
     from .local.backend import LocalBackend
@@ -25,6 +26,7 @@ __all__ = ["FALLBACK_BACKEND", "OfflineFallback", "fallback_notice", "is_unreach
 
 #: How ``DevKnowClient.status()["answered_by"]`` names the local index standing in for the service.
 FALLBACK_BACKEND = "local (offline fallback)"
+T = TypeVar("T")
 
 
 def is_unreachable(exc: BaseException) -> bool:
@@ -61,11 +63,11 @@ class OfflineFallback:
                     raise cause from exc
             return self._backend
 
-    def call_tool(self, name: str, arguments: dict[str, Any], cause: BaseException) -> dict[str, Any]:
-        """Run one tool on the local index (``cause``: the error the service call ended with)."""
+    def run(self, call: Callable[[LocalBackend], T], cause: BaseException) -> T:
+        """``call(backend)`` on the local index (``cause``: the error the service call ended with)."""
         backend = self.backend(cause)
         try:
-            return backend.call_tool(name, arguments)
+            return call(backend)
         except LocalIndexError as exc:
             raise cause from exc  # the network is the user's problem; the broken index is its cause here
 
@@ -77,9 +79,9 @@ class OfflineFallback:
         except sqlite3.Error as exc:
             raise cause from exc
 
-    def search_inputs(self, cause: BaseException, tool: str = "search_documents") -> set[str]:
-        """The argument names the local ``tool`` takes (its site filter among them)."""
-        return search_input_names(self.backend(cause).list_tools(), tool)
+    def capabilities(self, cause: BaseException) -> Capabilities:
+        """What the local index applies itself (one site, dates, pages)."""
+        return self.backend(cause).capabilities
 
     def close(self) -> None:
         """Close the local index, if it was opened. Safe to call twice."""

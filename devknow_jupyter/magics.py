@@ -3,8 +3,10 @@
 The magics are thin: they parse the line, call the kernel's shared
 :class:`~devknow_jupyter.DevKnowClient` (see :mod:`devknow_jupyter.session`), store the result in the
 namespace (``_devsearch``, ``_devget``, ``_devask``, and ``-o VAR``) and return it, so the result
-displays itself as the cell's output. Settings are traitlets on :class:`DevKnowMagics`, reachable
-with ``%config DevKnowMagics.<name> = ...`` and ``ipython_config.py``.
+displays itself as the cell's output; with ``-b`` the call runs in the background (:mod:`.background`).
+Settings are traitlets on :class:`DevKnowMagics`, a :class:`~devknow_jupyter.config.DevKnowConfig` (the
+settings every face shares) with the display settings added, reachable with ``%config DevKnowMagics.<name> = ...``
+(or ``DevKnowConfig.<name>``), ``ipython_config.py`` and the devknow config file.
 
 Nothing in a magic's line is expanded by IPython (``@no_var_expand``): queries often hold ``$`` and
 braces. ``%%devask`` replaces ``{name}`` itself, and only for names defined in the namespace.
@@ -22,15 +24,15 @@ import importlib.util
 import json
 import keyword
 import re
+import sys
 import textwrap
 import weakref
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from IPython.core.displayhook import DisplayHook
 from IPython.core.displaypub import DisplayPublisher
-from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.core.error import UsageError
 from IPython.core.magic import (
     Magics,
     cell_magic,
@@ -41,9 +43,11 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
-from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
+from traitlets import Bool, Int, TraitError, observe, validate
 
+from .background import background_argument, start
 from .cell_watch import unwatch, watch
+from .config import DevKnowConfig
 from .magic_names import any_names, names_from
 from .session import Session, register_session, shared_client, unregister_session
 
@@ -160,6 +164,11 @@ class Interrupted(KeyboardInterrupt):
 class _JsonView(dict):
     """The service's raw JSON (a plain ``dict``), displayed as a JSON tree and as indented text."""
 
+    @classmethod
+    def of_results(cls, results: Any) -> _JsonView:
+        """The JSON view of search results."""
+        return cls(results.to_dict())
+
     def _text(self) -> str:
         return json.dumps(self, indent=2, ensure_ascii=False)
 
@@ -173,6 +182,11 @@ class _JsonView(dict):
 
 class _MarkdownSource(str):
     """Markdown source (a plain ``str``), displayed as a code block rather than rendered."""
+
+    @classmethod
+    def of_documents(cls, documents: Any) -> _MarkdownSource:
+        """The documents' Markdown, one after the other with a rule between."""
+        return cls("\n\n---\n\n".join(doc.content for doc in documents))
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))  # the source itself, not a quoted repr
@@ -246,21 +260,15 @@ def _message(text: str, kind: str = "info") -> dict[str, Any]:
 
 
 @magics_class
-class DevKnowMagics(Magics):
+class DevKnowMagics(Magics, DevKnowConfig):
     """Search, read and ask Google's developer documentation: ``%devsearch``, ``%devget``, ``%%devask``.
 
-    ``%devknow`` shows the status and changes the key, endpoint, cache and error display.
+    ``%devknow`` shows the status and changes the key, endpoint, cache and error display. The connection's
+    settings (endpoint, protocol, timeout, cache, offline store) are :class:`~devknow_jupyter.config.DevKnowConfig`'s:
+    ``%config DevKnowConfig.timeout = 60`` and ``%config DevKnowMagics.timeout = 60`` both set them.
     """
 
-    endpoint = Unicode(
-        "",
-        help="MCP server URL, or 'local' for the offline index ('local:PATH' for your own). Empty: "
-        "DEVKNOW_ENDPOINT, else Google's server when a key is set, else the offline index.",
-    ).tag(config=True)
     max_results = Int(10, help="How many hits %devsearch shows when -n is not given.").tag(config=True)
-    cache_ttl = Float(3600.0, help="Seconds a result stays cached (0 caches nothing).").tag(config=True)
-    cache_size = Int(512, help="How many results the kernel's cache keeps (0 caches nothing).").tag(config=True)
-    timeout = Float(30.0, help="Seconds one call may take in all (retries and waits included).").tag(config=True)
     widgets = Bool(True, help="Show results as interactive widgets (False: static Markdown/HTML only).").tag(
         config=True
     )
@@ -270,21 +278,10 @@ class DevKnowMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         # The session exists before the traits load, so observers fired by config can reach it.
-        self.session = Session(on_notices=_show_notices)
+        self.session = Session(config=self, on_notices=_show_notices)
         super().__init__(shell=shell, **kwargs)
-        self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
 
     # -- settings -------------------------------------------------------------------------------
-
-    @validate("endpoint")
-    def _check_endpoint(self, proposal: Any) -> str:
-        value = str(proposal["value"]).strip()
-        if value in ("", "local") or value.startswith("local:"):
-            return value
-        parts = urlsplit(value)
-        if parts.scheme in ("http", "https") and parts.netloc:
-            return value
-        raise TraitError(f"DevKnowMagics.endpoint must be an http(s) URL, 'local' or '' (automatic), not {value!r}.")
 
     @validate("max_results")
     def _check_max_results(self, proposal: Any) -> int:
@@ -292,27 +289,13 @@ class DevKnowMagics(Magics):
             raise TraitError("DevKnowMagics.max_results must be at least 1.")
         return proposal["value"]
 
-    @validate("cache_ttl", "cache_size")
-    def _check_cache(self, proposal: Any) -> Any:
-        if proposal["value"] < 0:
-            raise TraitError(f"DevKnowMagics.{proposal['trait'].name} cannot be negative.")
-        return proposal["value"]
-
-    @validate("timeout")
-    def _check_timeout(self, proposal: Any) -> float:
-        if proposal["value"] <= 0:
-            raise TraitError("DevKnowMagics.timeout must be more than 0 seconds.")
-        return proposal["value"]
-
-    @observe("endpoint", "timeout")
+    @observe("endpoint", "timeout", "protocol", "offline_store", "offline_fallback")
     def _rebuild_client(self, change: Any) -> None:
-        self.session.configure(endpoint=self.endpoint, timeout=self.timeout)
+        self.session.close()  # the next call builds a client with the new settings
 
     @observe("cache_ttl", "cache_size")
     def _configure_cache(self, change: Any) -> None:
-        from .cache import shared_cache
-
-        shared_cache().configure(max_entries=self.cache_size, ttl=self.cache_ttl)
+        self.configure_cache()
 
     @observe("widgets", "max_results", "remote_images")
     def _set_display_option(self, change: Any) -> None:
@@ -352,6 +335,11 @@ class DevKnowMagics(Magics):
         if out:
             self.shell.user_ns[out] = value
 
+    def _in_background(self, label: str, working: str, call: Any, view: Any = None) -> Any:
+        """Start ``call(client)`` in a worker thread; the handle it returns shows a spinner, then the result."""
+        client = self.session.client()  # built here: its notices show in this cell, now
+        return start(label, working, lambda: view(call(client)) if view else call(client))
+
     # -- the magics -----------------------------------------------------------------------------
 
     @magic_arguments()
@@ -367,6 +355,7 @@ class DevKnowMagics(Magics):
     @argument("--source", metavar="DOMAIN", help="Only hits from this site, e.g. firebase.google.com.")
     @argument("--since", metavar="DATE", help="Only pages updated since DATE (YYYY-MM-DD; REST and the local index).")
     @argument("--refresh", action="store_true", help="Ask the server even when the result is cached.")
+    @background_argument
     @argument(
         "--json",
         action="store_true",
@@ -404,13 +393,20 @@ class DevKnowMagics(Magics):
         limit = settings.options.max_results if args.n is None else args.n
         if limit < 1:
             raise UsageError("-n must be at least 1.")
-        with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
-            results = self.session.client().search_documents(
+
+        def search(client: Any) -> Any:
+            found = client.search_documents(
                 query, source=args.source, since=args.since, page_size=limit, refresh=args.refresh
             )
-            if len(results) > limit:
-                results = results[:limit]
+            results = found[:limit] if len(found) > limit else found
             self._store("_devsearch", out, results)
+            return results
+
+        if args.background:
+            view = _JsonView.of_results if args.json else None
+            return self._in_background(f"%devsearch {query!r}", "Searching…", search, view)
+        with self._interruptible(), _Progress(self.shell, "Searching…") as progress:
+            results = search(self.session.client())
             if args.json and results.info.notices:  # the rendered hits show their notices themselves
                 progress.show(_message(" ".join(results.info.notices), "info"))
         return _JsonView(results.to_dict()) if args.json else results
@@ -423,6 +419,7 @@ class DevKnowMagics(Magics):
         help="Show (and return) the Markdown source instead of the rendered page; _devget still holds the documents.",
     )
     @argument("--refresh", action="store_true", help="Fetch again even when the documents are cached.")
+    @background_argument
     @argument(
         "names",
         nargs="*",
@@ -454,28 +451,32 @@ class DevKnowMagics(Magics):
             _print_usage(self.devget, "%devget _devsearch")
             return None
         items = names_from(args.names, self.shell)
-        with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
-            client = self.session.client()
-            if not any_names(items):
-                from .models import Documents
 
-                documents = Documents()  # e.g. `%devget _devsearch` after a search that found nothing
-            else:
-                from .errors import DocumentNotFoundError
-                from .models import Documents
+        def fetch(client: Any) -> Any:
+            from .errors import DocumentNotFoundError
+            from .models import Documents
 
-                try:
-                    documents = client.get_documents(items, refresh=args.refresh)
-                except DocumentNotFoundError as exc:
-                    found = exc.documents if exc.documents is not None else Documents()
-                    self._store("_devget", out, found)
-                    if found:
-                        progress.show(found)
-                    raise
+            try:  # no names: e.g. `%devget _devsearch` after a search that found nothing
+                documents = client.get_documents(items, refresh=args.refresh) if any_names(items) else Documents()
+            except DocumentNotFoundError as exc:
+                self._store("_devget", out, exc.documents if exc.documents is not None else Documents())
+                raise
             self._store("_devget", out, documents)
-        if args.raw:
-            return _MarkdownSource("\n\n---\n\n".join(doc.content for doc in documents))
-        return documents
+            return documents
+
+        view = _MarkdownSource.of_documents if args.raw else None
+        if args.background:
+            return self._in_background(f"%devget {' '.join(args.names)}", "Fetching…", fetch, view)
+        with self._interruptible(), _Progress(self.shell, "Fetching…") as progress:
+            from .errors import DocumentNotFoundError
+
+            try:
+                documents = fetch(self.session.client())
+            except DocumentNotFoundError as exc:
+                if exc.documents:
+                    progress.show(exc.documents)  # the documents that were found
+                raise
+        return view(documents) if view else documents
 
     @magic_arguments()
     @argument("-o", "--out", metavar="VAR", help="Also store the answer in the variable VAR.")
@@ -488,6 +489,7 @@ class DevKnowMagics(Magics):
     @argument("--source", metavar="DOMAIN", help="Ground the answer in this site's pages (REST and the local index).")
     @argument("--since", metavar="DATE", help="Ground it in pages updated since DATE (YYYY-MM-DD; REST, local index).")
     @argument("--refresh", action="store_true", help="Ask again even when the answer is cached.")
+    @background_argument
     @no_var_expand
     @output_can_be_silenced
     @cell_magic
@@ -513,13 +515,17 @@ class DevKnowMagics(Magics):
         if not question:
             _print_usage(self.devask, "%%devask on the first line, the question below it")
             return None
-        with self._interruptible(), _Progress(self.shell, "Asking…"):
+        def ask(client: Any) -> Any:
             # On an exhausted quota: search results with a notice on them, shown wherever they are displayed.
-            client = self.session.client()
             fallback = not args.no_fallback
             result = client.ask(question, fallback=fallback, refresh=args.refresh, source=args.source, since=args.since)
             self._store("_devask", out, result)
-        return result
+            return result
+
+        if args.background:
+            return self._in_background(f"%%devask {question[:40]!r}", "Asking…", ask)
+        with self._interruptible(), _Progress(self.shell, "Asking…"):
+            return ask(self.session.client())
 
     @magic_arguments()
     @argument(
@@ -582,7 +588,9 @@ class DevKnowMagics(Magics):
             )
         if args.command:
             raise UsageError("%devknow takes options, or the subcommand `explore [QUERY]`; see %devknow?")
-        said = self._change_settings(args)
+        from .magic_settings import change_settings
+
+        said = change_settings(self, args)
         if not said:
             with self._interruptible(), _Progress(self.shell, "Checking…"):
                 status = self.session.status()
@@ -592,79 +600,12 @@ class DevKnowMagics(Magics):
         _display(_message(" ".join(said)))
         return None
 
-    def _change_settings(self, args: Any) -> list[str]:
-        """Apply ``%devknow``'s options (key, endpoint, protocol, cache, error display); one sentence for each."""
-        said: list[str] = []
-        if args.api_key:
-            said.append(self._prompt_for_key())
-        if args.token:
-            said.append(self._prompt_for_token())
-        if args.endpoint is not None:
-            endpoint = "" if args.endpoint.strip().lower() in ("auto", "default") else args.endpoint
-            try:
-                self.endpoint = endpoint
-            except TraitError as exc:
-                raise UsageError(str(exc)) from None
-            from .errors import split_url_credentials  # a key typed into the URL is never echoed
-
-            shown = split_url_credentials(self.endpoint)[0] if self.endpoint else "automatic"
-            said.append(f"Endpoint: {shown} (the client reconnects on next use).")
-        if args.protocol is not None:
-            import os  # the client reads DEVKNOW_PROTOCOL when it is next built
-
-            os.environ["DEVKNOW_PROTOCOL"] = args.protocol
-            self.session.close()
-            said.append(f"Protocol: {args.protocol} (the client reconnects on next use).")
-        if args.clear_cache:
-            from .cache import shared_cache
-
-            dropped = len(shared_cache())
-            shared_cache().clear()
-            said.append(f"Cache cleared ({dropped} entr{'y' if dropped == 1 else 'ies'} dropped).")
-        if args.debug is not None:
-            self.short_errors = not args.debug
-            said.append("Errors now show full tracebacks." if args.debug else "Errors now show as one short line.")
-        if args.on_error is not None:
-            self.on_error = args.on_error
-            said.append(f"Docs button under tracebacks: {'on' if self.on_error else 'off'} (%deverror works anyway).")
-        return said
-
-    def _prompt_for_key(self) -> str:
-        key = _prompt_secret("Developer Knowledge API key", "DEVKNOW_API_KEY", "key")
-        self.session.configure(api_key=key)
-        return "API key set for this kernel (kept in memory only, never saved)."
-
-    def _prompt_for_token(self) -> str:
-        token = _prompt_secret("Token for the team's documentation service", "DEVKNOW_TOKEN", "token")
-        self.session.configure(token=token)
-        return "Token set for this kernel (kept in memory only, never saved)."
-
     def _explore(self, query: str) -> Any:
         if importlib.util.find_spec("devknow_jupyter.explorer") is None:
             raise UsageError("The explorer is not part of this version of devknow_jupyter.")
         from .explorer import explore
 
         return explore(query or None, client=self.session.client())
-
-
-def _prompt_secret(label: str, variable: str, what: str) -> str:
-    """A secret typed at a hidden prompt, registered so no message shows it (UsageError when none is typed)."""
-    import getpass
-
-    from .errors import register_secret
-
-    try:
-        secret = getpass.getpass(f"{label} (input hidden): ")
-    except StdinNotImplementedError:
-        message = f"This frontend cannot prompt for input; set {variable} in the kernel's environment."
-        raise UsageError(message) from None
-    except (EOFError, KeyboardInterrupt):
-        secret = ""
-    secret = (secret or "").strip()
-    register_secret(secret)
-    if not secret:
-        raise UsageError(f"No {what} entered; nothing changed.")
-    return secret
 
 
 # -- extension entry points --------------------------------------------------------------------
@@ -679,7 +620,7 @@ def load_ipython_extension(ipython: Any) -> None:
     if ipython in _loaded:
         return
     carried = _carried.pop(ipython, {})
-    magics = DevKnowMagics(ipython, **carried.get("traits", {}))
+    magics = DevKnowMagics(ipython, config=_config_for(ipython), **carried.get("traits", {}))
     if carried.get("api_key") or carried.get("token"):
         magics.session.configure(api_key=carried.get("api_key"), token=carried.get("token"))
     ipython.register_magics(magics)
@@ -687,9 +628,27 @@ def load_ipython_extension(ipython: Any) -> None:
     from .completion import install
 
     install(ipython, magics)
+    if f"{__package__}.registry" in sys.modules:  # a tool with a face was registered (loading stays light)
+        from .tool_faces import register_magics
+
+        register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
     register_session(ipython, magics.session)
     watch(ipython)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
+
+
+def _config_for(ipython: Any) -> Any:
+    """The devknow config file (:func:`~devknow_jupyter.config.load_config`) under the shell's own config."""
+    from .config import load_config
+    from .errors import ConfigurationError
+
+    try:
+        config = load_config()
+    except ConfigurationError as exc:
+        _show_notices([exc.message])
+        return ipython.config
+    config.merge(ipython.config)
+    return config
 
 
 def unload_ipython_extension(ipython: Any) -> None:
@@ -697,6 +656,10 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = _loaded.pop(ipython, None)
     if magics is None:
         return
+    if f"{__package__}.registry" in sys.modules:
+        from .tool_faces import unregister_magics
+
+        unregister_magics(ipython)
     unregister_session(ipython)
     unwatch(ipython)
     _carried[ipython] = {

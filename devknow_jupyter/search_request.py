@@ -1,101 +1,86 @@
-"""One ``search_documents`` call, as :class:`~devknow_jupyter.DevKnowClient` makes it: the tool's arguments, the
-filters the server can't apply (applied here to its hits, with a notice), and the page read from its reply.
+"""One search or answer, as :class:`~devknow_jupyter.DevKnowClient` plans it: the typed request for the backend,
+the filters the backend can't apply (applied here to its hits, with a notice), and the notices.
 
-What a server's search takes is read from its tool schema: the REST backend takes a ``filter`` expression,
-paging and a page size; MCP servers may take a site field; the rest is done here or said in a notice.
+What a backend applies it says in its :class:`~devknow_jupyter.contract.Capabilities`: the REST surface any
+hosts, dates and pages; the local index one site, dates and pages; MCP servers what their schemas take.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
+from .contract import AnswerQuery, Capabilities, SearchQuery
 from .dates import rfc3339
 from .errors import ConfigurationError
 from .models import DocumentChunk
 from .names import source_matches
-from .search_filters import build_filter
-from .tools import MAX_PAGE_SIZE
 
-__all__ = ["answer_arguments", "keep_hits", "parse_page", "search_arguments", "search_input_names"]
+__all__ = ["keep_hits", "plan_answer", "plan_search"]
 
 
-def search_input_names(tools: Iterable[dict[str, Any]], tool: str = "search_documents") -> set[str]:
-    """The argument names a server's ``tool`` (``search_documents``) takes, from its input schema in ``tools``."""
-    for item in tools:
-        if item.get("name") == tool:
-            return set((item.get("inputSchema") or {}).get("properties") or {})
-    return set()
-
-
-def search_arguments(
+def plan_search(
     query: str,
     sources: list[str],
     since: Any,
     page_size: int | None,
     page_token: str | None,
-    accepts: set[str],
-) -> tuple[dict[str, Any], list[str], list[str]]:
-    """The tool's arguments for a search, the sites left to filter here, and notices on what the server
-    can't do. Filters and paging go to the server when its search schema takes them (``accepts``: the
-    search tool's argument names)."""
-    arguments: dict[str, Any] = {"query": query}
+    can: Capabilities,
+) -> tuple[SearchQuery, list[str], list[str]]:
+    """The request for a backend that ``can`` do what its capabilities say, the sites left to filter here,
+    and notices on what it can't do. Sites, dates and pages go to the backend when it applies them."""
     notices: list[str] = []
-    if "filter" in accepts and (sources or since):
-        arguments["filter"] = build_filter(sources, since)
-        filter_here = [site for site in sources if "/" in site]  # the service filters by whole sites only
+    when = rfc3339(since) if since else None
+    sent: tuple[str, ...] = ()
+    if can.search_sites == "hosts" and (sources or when):
+        sent, filter_here = tuple(sources), [site for site in sources if "/" in site]  # whole sites only
+    elif can.search_sites == "one" and len(sources) == 1:
+        sent, filter_here = tuple(sources), []
     else:
-        field = _source_field(accepts) if sources else None
-        filter_here = sources if len(sources) != 1 or not field else []
-        if field and not filter_here:
-            arguments[field] = sources[0]
-        if since and "since" in accepts:  # the local index (and `devknow serve`): by the dates it knows
-            arguments["since"] = rfc3339(since)
-        elif since:
-            notices.append(f"Not applied: since {rfc3339(since)} (this server's search takes no date filter).")
-    if page_size and "page_size" in accepts:
-        if page_size > MAX_PAGE_SIZE:
+        filter_here = list(sources)
+    if when and not can.search_dates:
+        notices.append(f"Not applied: since {when} (this server's search takes no date filter).")
+        when = None
+    size = None
+    if page_size and can.paging:
+        if page_size > can.max_page_size:
             notices.append(
-                f"The service returns at most {MAX_PAGE_SIZE} hits a page; use client.next_page(results) for more."
+                f"The service returns at most {can.max_page_size} hits a page; use client.next_page(results) for more."
             )
-        arguments["page_size"] = min(int(page_size), MAX_PAGE_SIZE)
-    if page_token:
-        if "page_token" not in accepts:
-            raise ConfigurationError(
-                "This server's search has no pages.",
-                hint="Use protocol='rest' or the local index for paging, or a larger -n.",
-            )
-        arguments["page_token"] = page_token
-    return arguments, filter_here, notices
+        size = min(int(page_size), can.max_page_size)
+    if page_token and not can.paging:
+        raise ConfigurationError(
+            "This server's search has no pages.",
+            hint="Use protocol='rest' or the local index for paging, or a larger -n.",
+        )
+    return SearchQuery(query, sent, when, size, page_token or None), filter_here, notices
 
 
-def answer_arguments(query: str, sources: list[str], since: Any, accepts: set[str]) -> tuple[dict[str, Any], list[str]]:
-    """The tool's arguments for an answer grounded in ``sources`` and pages updated ``since``, and one-line
-    notices on what the server's ``answer_query`` can't apply (``accepts``: its argument names). REST's
-    AnswerQuery takes a ``filter``; the local index (and `devknow serve`) one site and ``since``."""
-    arguments: dict[str, Any] = {"query": query}
+def plan_answer(query: str, sources: list[str], since: Any, can: Capabilities) -> tuple[AnswerQuery, list[str]]:
+    """The request for an answer grounded in ``sources`` and pages updated ``since``, and one-line notices on
+    what the backend's answers can't apply. REST's AnswerQuery takes whole hosts and dates; the local index
+    (and `devknow serve`) one site and dates."""
     when = rfc3339(since) if since is not None and since != "" else None
     if not sources and not when:
-        return arguments, []
-    if "filter" in accepts:
-        arguments["filter"] = build_filter(sources, since)
+        return AnswerQuery(query), []
+    if can.answer_sites == "hosts":
         paths = ", ".join(site for site in sources if "/" in site)
         said = f"Not applied to the answer: the path of {paths} (the service filters by site)."
-        return arguments, [said] if paths else []
+        return AnswerQuery(query, tuple(sources), when), [said] if paths else []
     left = []
-    field = _source_field(accepts) if sources else None
-    if field and len(sources) == 1:
-        arguments[field] = sources[0]
+    one = can.answer_sites == "one"
+    sent: tuple[str, ...] = ()
+    if one and len(sources) == 1:
+        sent = tuple(sources)
     elif sources:
         left.append(f"source {', '.join(sources)}")
-    if when and "since" in accepts:
-        arguments["since"] = when
-    elif when:
+    if when and not can.answer_dates:
         left.append(f"since {when}")
+        when = None
+    request = AnswerQuery(query, sent, when)
     if not left:
-        return arguments, []
-    why = "this server's answers take one site" if field else "this server's answers take no filter"
-    return arguments, [f"Not applied: {' and '.join(left)} ({why})."]
+        return request, []
+    why = "this server's answers take one site" if one else "this server's answers take no filter"
+    return request, [f"Not applied: {' and '.join(left)} ({why})."]
 
 
 def keep_hits(
@@ -110,19 +95,6 @@ def keep_hits(
     if page_size and len(chunks) > page_size:
         return chunks[:page_size], True
     return chunks, False
-
-
-def parse_page(data: dict[str, Any]) -> tuple[tuple[DocumentChunk, ...], str | None, tuple[str, ...]]:
-    """The hits, the next page's token, and the one-line ``notices`` a server may send beside them (the
-    local index's weak match)."""
-    hits = tuple(DocumentChunk.from_dict(item) for item in data.get("results") or [])
-    notices = data.get("notices") if isinstance(data.get("notices"), list) else []
-    return hits, data.get("nextPageToken") or None, tuple(str(n) for n in notices if str(n).strip())
-
-
-def _source_field(inputs: set[str]) -> str | None:
-    """The site filter argument among a search tool's argument names, if it has one."""
-    return next((field for field in ("source", "data_source", "site") if field in inputs), None)
 
 
 def _filtered_here(source: str, kept: int, scanned: int) -> str:

@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .backend import Backend
     from .client import DevKnowClient
+    from .config import DevKnowConfig
     from .render.actions import ResultActions
 
 __all__ = [
     "PROMPTED_KEY_SOURCE",
     "Session",
     "SessionStatus",
+    "close_all",
     "default_actions",
     "register_session",
     "shared_client",
@@ -38,12 +40,15 @@ _UNSET: Any = object()
 
 
 class Session:
-    """One lazily built client, rebuilt whenever ``endpoint``, ``timeout`` or the key changes.
+    """One lazily built client, rebuilt whenever its configuration or the key changes.
 
     Args:
         endpoint: As for :class:`~devknow_jupyter.DevKnowClient`; ``None`` lets the client choose
             (``DEVKNOW_ENDPOINT``, else Google's server with a key, else the offline index).
         timeout: Seconds to wait for a reply.
+        config: The :class:`~devknow_jupyter.config.DevKnowConfig` the client is built from (the magics pass
+            themselves); by default one made of ``endpoint`` and ``timeout``. Whoever changes its traits calls
+            :meth:`close` (the magics do, from their trait observers); the next call builds a new client.
         on_notices: Called with the client's one-line notices when it is built (its no-key notice in the
             notebook's words, and left out once :meth:`startup_notices` said it);
             the magics show them as notes in the notebook.
@@ -59,11 +64,15 @@ class Session:
         timeout: float = 30.0,
         on_notices: Callable[[list[str]], None] | None = None,
         backend: Callable[[], Backend] | None = None,
+        config: DevKnowConfig | None = None,
     ) -> None:
+        if config is None:
+            from .config import DevKnowConfig
+
+            config = DevKnowConfig(endpoint=endpoint or "", timeout=timeout)
+        self.config = config
         self._on_notices = on_notices
         self._backend = backend
-        self._endpoint = endpoint or None
-        self._timeout = timeout
         self._api_key: str | None = None  # only a key typed at the prompt; env keys stay in the env
         self._token: str | None = None  # a team service's token typed at the prompt (%devknow --token)
         self._client: DevKnowClient | None = None
@@ -72,7 +81,7 @@ class Session:
 
     def __repr__(self) -> str:
         state = "connected" if self._client is not None else "idle"
-        return f"<Session endpoint={self._endpoint or 'auto'!r} {state}>"
+        return f"<Session endpoint={self.config.endpoint or 'auto'!r} {state}>"
 
     @property
     def has_prompted_key(self) -> bool:
@@ -93,13 +102,13 @@ class Session:
         ``backend`` (as in the constructor; None: from the endpoint again) takes the endpoint's place while set.
         """
         with self._lock:
-            before = (self._endpoint, self._timeout, self._api_key, self._backend, self._token)
+            before = (self._settings(), self._api_key, self._backend, self._token)
             if backend is not _UNSET:
                 self._backend = backend
             if endpoint is not _UNSET:
-                self._endpoint = endpoint or None
+                self.config.endpoint = endpoint or ""
             if timeout is not _UNSET:
-                self._timeout = float(timeout)
+                self.config.timeout = float(timeout)
             if api_key is not _UNSET:
                 from .errors import register_secret
 
@@ -110,10 +119,15 @@ class Session:
 
                 register_secret(token)
                 self._token = token or None
-            if (self._endpoint, self._timeout, self._api_key, self._backend, self._token) == before:
+            if (self._settings(), self._api_key, self._backend, self._token) == before:
                 return False
             self._close_client()
             return True
+
+    def _settings(self) -> tuple[Any, ...]:
+        from .config import client_options
+
+        return tuple(client_options(self.config).values())
 
     def client(self) -> DevKnowClient:
         """The shared client, built now if there is none (may raise ``ConfigurationError``)."""
@@ -122,13 +136,8 @@ class Session:
                 from .client import DevKnowClient
 
                 backend = self._backend() if self._backend is not None else None
-                client = DevKnowClient(
-                    self._endpoint,
-                    api_key=self._api_key,
-                    token=self._token,
-                    timeout=self._timeout,
-                    backend=backend,
-                    announce=False,
+                client = DevKnowClient.from_config(
+                    self.config, api_key=self._api_key, token=self._token, backend=backend, announce=False
                 )
                 self._client = client
                 notices = self._worded(client)
@@ -144,7 +153,7 @@ class Session:
         from .errors import KEY_VARIABLES  # connection.py would import the cache
         from .hints import no_key_notice
 
-        chosen = self._endpoint or self._backend or self._api_key or os.environ.get("DEVKNOW_ENDPOINT", "").strip()
+        chosen = self.config.endpoint or self._backend or self._api_key  # the endpoint's default: DEVKNOW_ENDPOINT
         if chosen or any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
             return []
         self._no_key_said = True
@@ -178,7 +187,7 @@ class Session:
         try:
             client = self.client()
         except DevKnowError as exc:
-            endpoint = split_url_credentials(self._endpoint)[0] if self._endpoint else "auto"
+            endpoint = split_url_credentials(self.config.endpoint)[0] if self.config.endpoint else "auto"
             return SessionStatus([("endpoint", endpoint), ("error", exc.short_message())])
         try:  # first: the era, and whether the service can be reached, are known after it
             tools = ", ".join(tool.get("name", "?") for tool in client.list_tools()) or "(none)"
@@ -226,8 +235,29 @@ _sessions: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
 
 
 def register_session(ipython: Any, session: Session) -> None:
-    """Make ``session`` the shared one of shell ``ipython`` (the magics do it when they load)."""
+    """Make ``session`` the shared one of shell ``ipython`` (the magics do it when they load); its client and
+    the buttons' clients are closed when the process (the kernel) stops."""
+    global _at_exit_registered
     _sessions[ipython] = session
+    if not _at_exit_registered:
+        import atexit
+
+        atexit.register(close_all)
+        _at_exit_registered = True
+
+
+_at_exit_registered = False
+
+
+def close_all() -> None:
+    """Close every shell's shared client and the clients the result buttons built (the kernel is stopping)."""
+    for session in list(_sessions.values()):
+        session.close()
+    with _clients_lock:
+        clients = list(_clients.values())
+        _clients.clear()
+    for client in clients:
+        client.close()
 
 
 def unregister_session(ipython: Any) -> Session | None:

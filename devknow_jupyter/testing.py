@@ -16,8 +16,10 @@ Hand one to :class:`~devknow_jupyter.DevKnowClient` and no server, socket or SQL
   ranked by shared words, unknown names fail the whole ``get_documents`` call with ``NOT_FOUND`` (as the
   service does), and ``answer_query`` returns the best passage with its page as the reference.
 
-Both keep the :class:`~devknow_jupyter.backend.Backend` contract (``kind``, ``endpoint``, ``call_tool``,
-``list_tools``, ``close``) and count their calls in ``calls``, so a test can tell a cached result from a request.
+Both keep the :class:`~devknow_jupyter.backend.Backend` contract (``search``, ``get``, ``answer``,
+``capabilities``: from :class:`~devknow_jupyter.tool_backend.ToolBackend`, as the MCP transport has them) and
+count their tool calls in ``calls``, so a test can tell a cached result from a request. ``StaticBackend`` reads
+its tool table from the registry (:func:`~devknow_jupyter.registry.serve_tool`).
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .contract import AnswerQuery, Capabilities, SearchQuery
 from .errors import ConfigurationError, ToolError
-from .models import Document
-from .tools import MAX_NAMES_PER_CALL, TOOL_NAMES, tool_definitions
+from .models import Answer, Document, DocumentChunk, Documents, SearchResults
+from .registry import serve_tool, tool_definitions
+from .tool_backend import ToolBackend
+from .tools import MAX_NAMES_PER_CALL
 
 __all__ = ["InProcessBackend", "StaticBackend"]
 
@@ -37,7 +42,7 @@ Handler = Callable[[str, dict[str, Any]], dict[str, Any]]
 _WORD = re.compile(r"\w+")
 
 
-class InProcessBackend:
+class InProcessBackend(ToolBackend):
     """A backend that answers each tool call with ``handler(tool, arguments)``, in the calling thread.
 
     Args:
@@ -108,15 +113,11 @@ class StaticBackend(InProcessBackend):
         docs = [doc if isinstance(doc, Document) else Document.from_dict(doc) for doc in documents]
         self.documents = {doc.name: doc for doc in docs}
         self.answers = dict(answers or {})
+        #: What the typed side serves: the three tools, no filters (the client filters the hits by site).
+        self.capabilities_served = Capabilities(operations=frozenset({"search", "get", "answer"}))
 
     def _answer_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        if name == "search_documents":
-            return {"results": self._search(str(arguments.get("query") or ""))}
-        if name == "get_documents":
-            return self._get(arguments.get("names"))
-        if name == "answer_query":
-            return self._answer(str(arguments.get("query") or ""))
-        raise ToolError(f"Unknown tool: {name} (this backend offers {', '.join(TOOL_NAMES)})", code=-32602, tool=name)
+        return serve_tool(_Served(self), name, arguments)  # the registry's tool table, as `devknow serve` has it
 
     def _search(self, query: str) -> list[dict[str, str]]:
         wanted = _words(query)
@@ -149,3 +150,20 @@ class StaticBackend(InProcessBackend):
             return {"answerText": "The documents say nothing about that.", "references": []}
         # Built from a passage, not by a model: extractive, as the local index's answers are.
         return {"answerText": hits[0]["content"], "references": [hits[0]["parent"]], "extractive": True}
+
+
+class _Served:
+    """A :class:`StaticBackend`'s documents behind the typed contract, for :func:`~.registry.serve_tool`."""
+
+    def __init__(self, static: StaticBackend) -> None:
+        self.static = static
+        self.capabilities = static.capabilities_served
+
+    def search(self, request: SearchQuery) -> SearchResults:
+        return SearchResults(request.query, map(DocumentChunk.from_dict, self.static._search(request.query)))
+
+    def get(self, names: tuple[str, ...]) -> Documents:
+        return Documents.from_dict(self.static._get(list(names)))
+
+    def answer(self, request: AnswerQuery) -> Answer:
+        return Answer.from_dict(self.static._answer(request.query), query=request.query)

@@ -1,15 +1,14 @@
 """The three Developer Knowledge tools: names, input and output schemas, annotations.
 
-One definition shared by the offline server (``devknow serve``) and the test servers, so that every
-server we run offers exactly the shapes Google's server does. Descriptions are our own words.
+The schemas of the service's tools, which :mod:`.registry` holds with the rest of each tool (model, view,
+retry rule); every server we run offers exactly the shapes Google's server does. Descriptions are our own words.
 """
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-__all__ = ["MAX_NAMES_PER_CALL", "MAX_PAGE_SIZE", "PAGING", "SOURCE_FILTER", "TOOLS", "TOOL_NAMES", "tool_definitions"]
+__all__ = ["MAX_NAMES_PER_CALL", "MAX_PAGE_SIZE", "PAGING", "SOURCE_FILTER", "TOOLS", "TOOL_NAMES"]
 
 #: The service accepts at most this many names in one ``get_documents`` call.
 MAX_NAMES_PER_CALL = 20
@@ -135,33 +134,3 @@ PAGING = {
         "description": "Only pages updated since this RFC 3339 time or date (where the index knows a date).",
     },
 }
-_NEXT_PAGE = {"type": "string", "description": "Pass as page_token for the next page; absent on the last page."}
-_NOTICES = {
-    "type": "array",
-    "items": {"type": "string"},
-    "description": "One-line remarks about the results, such as a weak match.",
-}
-
-
-def tool_definitions(*, local: bool = False) -> list[dict[str, Any]]:
-    """The tools as ``tools/list`` returns them: ``[{"name", "title", "description", "inputSchema", ...}]``.
-
-    ``local=True``: as the local index offers them (``LocalBackend``, ``devknow serve``): ``search_documents``
-    also takes ``source``, ``since``, ``page_size`` and ``page_token``, and may return ``notices`` and
-    ``nextPageToken``; ``answer_query`` also takes ``source`` and ``since``, and may return ``notices``.
-    Without it: exactly the service's shapes.
-    """
-    tools = [{"name": name, **spec} for name, spec in TOOLS.items()]
-    if local:
-        search = copy.deepcopy(tools[0])
-        search["inputSchema"]["properties"]["source"] = SOURCE_FILTER
-        search["inputSchema"]["properties"].update(copy.deepcopy(PAGING))
-        search["outputSchema"]["properties"]["notices"] = _NOTICES
-        search["outputSchema"]["properties"]["nextPageToken"] = _NEXT_PAGE
-        tools[0] = search
-        answer = copy.deepcopy(tools[2])
-        answer["inputSchema"]["properties"]["source"] = SOURCE_FILTER
-        answer["inputSchema"]["properties"]["since"] = copy.deepcopy(PAGING["since"])
-        answer["outputSchema"]["properties"]["notices"] = _NOTICES
-        tools[2] = answer
-    return tools

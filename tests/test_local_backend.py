@@ -11,13 +11,14 @@ import pytest
 
 from devknow_jupyter import DevKnowClient
 from devknow_jupyter.backend import Backend
+from devknow_jupyter.contract import SearchQuery
 from devknow_jupyter.errors import ConfigurationError, DocumentNotFoundError, LocalIndexError, ToolError
 from devknow_jupyter.local import backend as local_backend
 from devknow_jupyter.local.backend import LocalBackend
 from devknow_jupyter.local.index import LocalIndex
 from devknow_jupyter.local.paths import STARTER_DIR, cache_dir, default_index_path
 from devknow_jupyter.models import Answer, Document, Documents, SearchResults
-from devknow_jupyter.tools import tool_definitions
+from devknow_jupyter.registry import tool_definitions
 from tests.conftest import FIXTURE_DOCS, fixture_documents
 
 RESTRICT = "documents/docs.example.dev/keys/restrict"
@@ -64,7 +65,9 @@ def test_search_returns_chunks_in_the_service_shape(client: DevKnowClient) -> No
     for hit in hits:
         assert isinstance(hit.parent, str) and hit.parent.startswith("documents/")
         assert isinstance(hit.id, str) and isinstance(hit.content, str) and hit.content
-    raw = client.backend.call_tool("search_documents", {"query": "restrict an API key"})
+    page = client.backend.search(SearchQuery("restrict an API key"))  # the typed contract, below the client
+    assert isinstance(page, SearchResults) and page.names[0] == RESTRICT
+    raw = page.to_dict()
     assert set(raw) - {"nextPageToken"} == {"results"}  # REST pages
     assert all(set(item) == {"parent", "id", "content"} for item in raw["results"])
 
@@ -78,7 +81,7 @@ def test_get_documents_returns_whole_pages_in_request_order(client: DevKnowClien
     assert restrict.title == "Restrict an API key"
     assert restrict.description == "Limit a key to one API and to your own servers."
     assert restrict.content.startswith("# Restrict an API key\n")
-    raw = client.backend.call_tool("get_documents", {"names": [RESTRICT]})
+    raw = client.backend.get([RESTRICT]).to_dict()
     assert set(raw) == {"documents"}
     assert set(raw["documents"][0]) == {"name", "uri", "content", "description", "title"}
 
@@ -89,14 +92,14 @@ def test_unknown_names_raise_not_found_and_keep_the_found_documents(client: DevK
     assert caught.value.missing == ["documents/docs.example.dev/nope"]
     assert [doc.name for doc in caught.value.documents] == [RESTRICT]
     with pytest.raises(ToolError, match=r"NOT_FOUND|Unknown document") as raw:
-        client.backend.call_tool("get_documents", {"names": ["documents/docs.example.dev/nope"]})
+        client.backend.get(["documents/docs.example.dev/nope"])
     assert "documents/docs.example.dev/nope" in str(raw.value)
 
 
 def test_more_than_twenty_names_in_one_call_is_invalid(client: DevKnowClient) -> None:
     names = [f"documents/docs.example.dev/n{i}" for i in range(21)]
     with pytest.raises(ToolError, match="INVALID_ARGUMENT"):
-        client.backend.call_tool("get_documents", {"names": names})
+        client.backend.get(names)
     # The client batches: 25 names are two calls, and the 24 unknown ones are reported together.
     with pytest.raises(DocumentNotFoundError) as caught:
         client.get_documents([RESTRICT, *names, *[f"documents/docs.example.dev/m{i}" for i in range(3)]])

@@ -256,7 +256,7 @@ def test_page_size_is_capped_at_the_service_maximum(server: RestServer) -> None:
 
 def test_a_filter_the_service_refuses_is_a_configuration_error(server: RestServer) -> None:
     with rest_client(server) as client, pytest.raises(ConfigurationError, match="filter"):
-        client.backend.call_tool("search_documents", {"query": "bucket", "filter": 'title = "Buckets"'})
+        client.backend.search_chunks({"query": "bucket", "filter": 'title = "Buckets"'})
 
 
 def test_a_bad_date_is_refused_before_any_request(server: RestServer) -> None:

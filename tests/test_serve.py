@@ -30,7 +30,8 @@ from mcp.shared.exceptions import MCPError
 from devknow_jupyter import DevKnowClient
 from devknow_jupyter.cli import EXIT_STATUS
 from devknow_jupyter.errors import AuthenticationError, ConfigurationError, DocumentNotFoundError
-from devknow_jupyter.tools import TOOLS, tool_definitions
+from devknow_jupyter.registry import tool_definitions
+from devknow_jupyter.tools import TOOLS
 from tests.conftest import ROOT, free_port, stop_process, wait_for_port
 
 TOKEN = "serve-test-token-5d2a"  # a made-up token for these tests

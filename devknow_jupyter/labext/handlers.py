@@ -19,10 +19,11 @@ from typing import Any
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
-from traitlets import Bool, Float, Integer, Unicode
+from traitlets import Integer, Unicode
 from traitlets.config import LoggingConfigurable
 
 from .._version import __version__
+from ..config import DevKnowConfig
 from ..errors import (
     AuthenticationError,
     ConfigurationError,
@@ -38,7 +39,7 @@ from .lanes import Deadline, Lane, ServerBusy
 from .sites import SiteSuggestions
 from .views import answer_reply, as_json, documents_reply, search_reply
 
-__all__ = ["DevKnowServer", "setup_handlers"]
+__all__ = ["DevKnowServer", "setup_handlers", "teardown"]
 
 #: Most names one ``POST documents`` may ask for (the client batches them 20 a call).
 MAX_NAMES = 50
@@ -46,25 +47,20 @@ MAX_NAMES = 50
 QUICK_WORKERS = 2
 
 
-class DevKnowServer(LoggingConfigurable):
-    """Server-side settings of the JupyterLab panel, and the one client it shares between requests."""
+class DevKnowServer(DevKnowConfig, LoggingConfigurable):
+    """Server-side settings of the JupyterLab panel, and the one client it shares between requests.
 
-    endpoint = Unicode(
-        None,
-        allow_none=True,
-        config=True,
-        help="MCP server URL, or 'local' for the offline index. Default: DEVKNOW_ENDPOINT, else Google's "
-        "service when DEVKNOW_API_KEY or GOOGLE_API_KEY is set, else the offline index.",
-    )
+    Its connection settings (endpoint, protocol, timeout, cache, offline store) are
+    :class:`~devknow_jupyter.config.DevKnowConfig`'s: ``c.DevKnowConfig.*`` and ``c.DevKnowServer.*`` both set them.
+    """
+
     token = Unicode(
         None,
         allow_none=True,
         config=True,
         help="The token of a team's devknow serve (sent as Authorization: Bearer). Default: DEVKNOW_TOKEN.",
     )
-    timeout = Float(30.0, config=True, help="Seconds to wait for the service's reply.")
     max_hits = Integer(50, config=True, help="Most hits one search request may ask for (its n).")
-    offline_store = Bool(True, config=True, help="Keep fetched pages on disk, searchable offline.")
     workers = Integer(8, config=True, help="Threads calling the documentation service (search, pages, answers).")
     render_workers = Integer(1, config=True, help="Worker processes rendering whole pages to HTML.")
     max_waiting = Integer(
@@ -85,6 +81,17 @@ class DevKnowServer(LoggingConfigurable):
         self.render = Lane("render", self.render_workers, self.max_waiting, processes=True)
         #: The site box's suggestions (they follow the index that answered last).
         self.sites = SiteSuggestions()
+        self.configure_cache()
+
+    def close(self) -> None:
+        """Close the shared client and stop the worker lanes (the Jupyter server is stopping)."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+        self.sites.close()
+        for lane in (self.quick, self.calls, self.render):
+            lane.close()
 
     def deadline(self) -> Deadline:
         """The deadline of a request arriving now."""
@@ -97,13 +104,7 @@ class DevKnowServer(LoggingConfigurable):
                 from ..client import DevKnowClient
 
                 try:
-                    self._client = DevKnowClient(
-                        self.endpoint or None,
-                        token=self.token or None,
-                        timeout=self.timeout,
-                        offline_store=self.offline_store,
-                        announce=False,
-                    )
+                    self._client = DevKnowClient.from_config(self, token=self.token or None, announce=False)
                 except ConfigurationError as exc:
                     hint = "Check c.DevKnowServer.endpoint or DEVKNOW_ENDPOINT."
                     raise ServerConfigError(exc.message, hint=hint) from None
@@ -249,6 +250,20 @@ def _answer_json(client: Any, query: str) -> str:
     return as_json(answer_reply, client.ask(query))
 
 
+class ToolHandler(_DevKnowHandler):
+    """``GET devknow/api/tools/FACE?text=``: a registry tool without a route of its own (:mod:`..tool_faces`)."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def get(self, face: str) -> None:
+        from ..tool_faces import tool_reply
+
+        deadline = self.devknow.deadline()
+        text = self.get_query_argument("text", "")
+        client = await self.client(deadline)
+        self.reply(json.dumps(await self.devknow.calls.run(deadline, tool_reply, client, face, text)))
+
+
 class StatusHandler(_DevKnowHandler):
     """``GET devknow/api/status``: endpoint, backend and where the key came from (never the key)."""
 
@@ -271,13 +286,36 @@ def _status(devknow: DevKnowServer) -> dict[str, Any]:
     return {**client.status(), "sites": sites}
 
 
-def setup_handlers(serverapp: Any) -> None:
-    """Add the handlers under ``{base_url}devknow/api/`` to ``serverapp``'s web application."""
+def setup_handlers(serverapp: Any) -> DevKnowServer:
+    """Add the handlers under ``{base_url}devknow/api/`` to ``serverapp``'s web application; returns the settings
+    object they share (its ``close()`` ends the client and the workers).
+
+    The devknow config file (:func:`~devknow_jupyter.config.load_config`) applies under the server's own config.
+    """
+    from traitlets.config import Config
+
+    from ..config import load_config
+
+    try:
+        config = load_config()
+    except ConfigurationError as exc:  # the server still starts, on its own config
+        serverapp.log.error("devknow: %s", exc.message)
+        config = Config()
+    config.merge(serverapp.config)
     web_app = serverapp.web_app
-    web_app.settings["devknow_server"] = DevKnowServer(parent=serverapp)
+    devknow = web_app.settings["devknow_server"] = DevKnowServer(parent=serverapp, config=config)
     base = url_path_join(web_app.settings["base_url"], "devknow", "api")
     routes = [("search", SearchHandler), ("documents", DocumentsHandler), ("answer", AnswerHandler)]
     routes.append(("status", StatusHandler))
+    routes.append((r"tools/([a-z][a-z0-9_-]*)", ToolHandler))  # the registry's tools, by face verb
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in routes])
     serverapp.log.info("devknow: Developer docs API at %s", base)
+    return devknow
 
+
+
+def teardown(serverapp: Any) -> None:
+    """Close the extension's client and stop its workers (the server is stopping); safe to call twice."""
+    devknow = serverapp.web_app.settings.get("devknow_server")
+    if devknow is not None:
+        devknow.close()

@@ -139,6 +139,10 @@ class Lane:
         with self._lock:
             self._held -= 1
 
+    def close(self) -> None:
+        """Stop the workers: jobs still waiting are cancelled, running ones finish unseen (the server is stopping)."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
 
 def _lower_priority() -> None:
     """In a worker process: yield the CPU to the Jupyter server's own process (its event loop) when both want it."""

@@ -1,4 +1,4 @@
-"""``LocalBackend``: the three Developer Knowledge tools over a :class:`~.index.LocalIndex`.
+"""``LocalBackend``: the typed backend contract (search, get, answer) over a :class:`~.index.LocalIndex`.
 
 It keeps the remote service's contract: the same result shapes, the same limits (at most 20 names per
 ``get_documents`` call, names up to 500 characters) and the same kinds of errors (``INVALID_ARGUMENT``,
@@ -26,12 +26,17 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..contract import AnswerQuery, Capabilities, SearchQuery
 from ..errors import ConfigurationError, LocalIndexError, ToolError
-from ..names import MAX_NAME_LENGTH, normalize_source
-from ..tools import MAX_NAMES_PER_CALL, MAX_PAGE_SIZE, tool_definitions
+from ..models import Answer, DocumentChunk, Documents, ResultInfo, SearchResults
+from ..names import MAX_NAME_LENGTH
+from ..registry import invalid, serve_tool, tool_definitions
+from ..tools import MAX_NAMES_PER_CALL, MAX_PAGE_SIZE
 from .failures import index_failure
 from .index import IndexReport, LocalIndex
 from .paging import decode_token, encode_token, since_nanoseconds, stale_token, undated_notice
@@ -116,29 +121,57 @@ class LocalBackend:
             hint="Use local:/path/to/folder (Markdown files) or local:/path/to/index.sqlite3.",
         )
 
-    # -- the Backend protocol -------------------------------------------------------------------
+    # -- the Backend contract -------------------------------------------------------------------
+
+    #: One site (a path too) and dates inside the ranking, pages; extractive answers take one site and dates.
+    capabilities = Capabilities(
+        search_sites="one", search_dates=True, paging=True, answer_sites="one", answer_dates=True
+    )
+
+    def search(self, request: SearchQuery) -> SearchResults:
+        """One page of hits: ``page_size`` of them (default :attr:`limit`) from where ``page_token`` says, of
+        the pages updated ``since`` a time where the index knows a date; ``next_page_token`` when more follow."""
+        with self._running("search_documents"):
+            page = self._search(request)
+            hits = self._credit_hits(page)["results"]
+            info = ResultInfo(notices=page["notices"])
+            return SearchResults(request.query, map(DocumentChunk.from_dict, hits), info, page.get("token"))
+
+    def get(self, names: Sequence[str]) -> Documents:
+        """The documents of ``names`` (1 to 20), in request order; an unknown name fails the whole call with
+        ``NOT_FOUND``, as on the service (the client splits the batch to keep the known ones)."""
+        with self._running("get_documents"):
+            return Documents.from_dict(self._credit_documents(self._get_documents(list(names))))
+
+    def answer(self, request: AnswerQuery) -> Answer:
+        """An extractive answer: the best passages quoted (one site, dates where the index knows them)."""
+        with self._running("answer_query"):
+            source = request.sources[0] if request.sources else None
+            data = self.index.answer(request.query, source=source, since=request.since)
+            return Answer.from_dict(data, query=request.query)
+
+    def invoke(self, operation: str, request: Any) -> Any:
+        """A registry tool's ``operation`` served by this backend (a method of that name)."""
+        if operation not in self.capabilities.operations:
+            raise ToolError(f"The local index does not serve {operation!r}.", code=INVALID_PARAMS, tool=operation)
+        return getattr(self, operation)(request)
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Run one tool on the index and return its result in the service's JSON shape."""
+        """One tool call as ``devknow serve`` receives it, in the service's JSON shape (:func:`serve_tool`)."""
+        return serve_tool(self, name, arguments)
+
+    def details(self) -> dict[str, Any]:
+        """Its protocol and the documentation hint (see :meth:`documentation_hint`), for ``status()``."""
+        return {"protocol": "local", "documentation_hint": self.documentation_hint()}
+
+    @contextmanager
+    def _running(self, tool: str) -> Iterator[None]:
         if self._closed:
             raise ConfigurationError("This local backend is closed; create a new client.")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise _invalid(name, "the arguments must be an object")
         try:
-            if name == "search_documents":
-                return self._credit_hits(self._search(arguments))
-            if name == "get_documents":
-                return self._credit_documents(self._get_documents(arguments.get("names")))
-            if name == "answer_query":
-                since = arguments.get("since")
-                if since is not None and not isinstance(since, str):
-                    raise _invalid(name, "since must be an RFC 3339 time or a date")
-                return self.index.answer(_query(arguments, name), source=_source(arguments, name), since=since or None)
+            yield
         except sqlite3.Error as exc:  # a damaged or vanished index file: one clear error, not a traceback
-            raise index_failure(exc, self.index.path, f"run {name}") from None
-        raise ToolError(f"Unknown tool: {name}", code=INVALID_PARAMS, tool=name)
+            raise index_failure(exc, self.index.path, f"run {tool}") from None
 
     def documentation_hint(self) -> str | None:
         """How to add documentation, when this index holds only the starter guide (no pack, no folder); else None."""
@@ -199,21 +232,15 @@ class LocalBackend:
                 doc["content"] = doc["content"].rstrip("\n") + f"\n\n---\n\n{notice}\n"
         return result
 
-    def _search(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """One page of hits: ``page_size`` of them (default :attr:`limit`) from where ``page_token`` says, of
-        the pages updated ``since`` a time where the index knows a date; ``nextPageToken`` when more follow."""
+    def _search(self, request: SearchQuery) -> dict[str, Any]:
         tool = "search_documents"
-        query, source = _query(arguments, tool), _source(arguments, tool)
-        size = arguments.get("page_size")
-        if size is None:
-            size = self.limit
+        query, source = request.query, (request.sources[0] if request.sources else None)
+        size = request.page_size if request.page_size is not None else self.limit
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise _invalid(tool, "page_size must be a positive integer")
+            raise invalid(tool, "page_size must be a positive integer")
         size = min(size, MAX_PAGE_SIZE)
-        since_ns, moment = since_nanoseconds(arguments["since"]) if arguments.get("since") else (None, None)
-        token = arguments.get("page_token")
-        if token is not None and not isinstance(token, str):
-            raise _invalid(tool, "page_token must be a string")
+        since_ns, moment = since_nanoseconds(request.since) if request.since else (None, None)
+        token = request.page_token
         offset, generation = decode_token(token, query, source, moment) if token else (0, None)
         page = self.index.search_page(query, size, offset=offset, source=source, since_ns=since_ns)
         if generation is not None and generation != page.generation:
@@ -225,23 +252,22 @@ class LocalBackend:
             if not page.results and not offset and page.dated:
                 said = f"No matching page was updated since {moment} ({page.dated} older ones left out)."
             notices.extend([said] if said else [])
-        if notices:
-            result["notices"] = notices
+        result["notices"] = notices
         if page.more:  # the token names the generation of this ranking: the order the next page continues
-            result["nextPageToken"] = encode_token(offset + size, page.generation, query, source, moment)
+            result["token"] = encode_token(offset + size, page.generation, query, source, moment)
         return result
 
     def _get_documents(self, names: Any) -> dict[str, Any]:
         tool = "get_documents"
         if not isinstance(names, list) or not all(isinstance(item, str) for item in names):
-            raise _invalid(tool, "names must be a list of strings")
+            raise invalid(tool, "names must be a list of strings")
         if not names:
-            raise _invalid(tool, "names is empty")
+            raise invalid(tool, "names is empty")
         if len(names) > MAX_NAMES_PER_CALL:
-            raise _invalid(tool, f"at most {MAX_NAMES_PER_CALL} names per call ({len(names)} given)")
+            raise invalid(tool, f"at most {MAX_NAMES_PER_CALL} names per call ({len(names)} given)")
         for item in names:
             if len(item) > MAX_NAME_LENGTH:
-                raise _invalid(tool, f"a name is longer than {MAX_NAME_LENGTH} characters: {item[:60]}…")
+                raise invalid(tool, f"a name is longer than {MAX_NAME_LENGTH} characters: {item[:60]}…")
         documents = self.index.get(names)
         found = {doc["name"] for doc in documents}
         missing = list(dict.fromkeys(item for item in names if item not in found))
@@ -353,29 +379,6 @@ def _refresh_default(index: LocalIndex) -> IndexReport:
         except ConfigurationError as exc:
             report.skipped.append((folder, f"not refreshed: {exc}"))
     return report
-
-
-def _query(arguments: dict[str, Any], tool: str) -> str:
-    query = arguments.get("query")
-    if query is not None and not isinstance(query, str):
-        raise _invalid(tool, "query must be a string")
-    if not query or not query.strip():
-        raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
-    return query.strip()
-
-
-def _source(arguments: dict[str, Any], tool: str) -> str | None:
-    source = arguments.get("source")
-    if source is None:
-        return None
-    if not isinstance(source, str):
-        raise _invalid(tool, "source must be a string, e.g. adk.dev")
-    return normalize_source(source) or None
-
-
-def _invalid(tool: str, message: str) -> ToolError:
-    """The error the service gives for bad arguments (JSON-RPC -32602, INVALID_ARGUMENT)."""
-    return ToolError(f"{tool} failed: INVALID_ARGUMENT: {message}", code=INVALID_PARAMS, tool=tool)
 
 
 def _is_sqlite(path: Path) -> bool:

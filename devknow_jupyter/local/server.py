@@ -1,6 +1,6 @@
 """``devknow serve``: the local index as an MCP Streamable HTTP server, on the official ``mcp`` SDK.
 
-It offers exactly the tools of :mod:`devknow_jupyter.tools` (names, input and output schemas,
+It offers exactly the tools of :mod:`devknow_jupyter.registry` (names, input and output schemas,
 annotations), so any MCP client, and :class:`~devknow_jupyter.DevKnowClient`, can use it like the
 Developer Knowledge service. Results carry ``structuredContent`` and the same JSON as text; failures
 are ``isError`` results whose text starts with the service's status word (``NOT_FOUND``,
@@ -40,12 +40,11 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 
 from .._version import __version__
-from ..backend import Backend
 from ..errors import AuthenticationError, ConfigurationError, DevKnowError, QuotaExceededError
 from ..service.gate import GateSettings, ServiceGate
 from ..service.metrics import use_multiprocess_folder
 from ..service.options import TeamOptions, open_team
-from ..tools import MAX_NAMES_PER_CALL, TOOLS
+from ..tools import MAX_NAMES_PER_CALL
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HostCheck", "TeamOptions", "build_app", "build_server", "serve"]
 
@@ -58,9 +57,13 @@ _ANY = {"0.0.0.0", "::", ""}
 _STATUS_WORDS = ("NOT_FOUND", "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "PERMISSION_DENIED", "UNAUTHENTICATED")
 
 
-def build_server(backend: Backend) -> Server:
-    """An SDK ``Server`` offering the three tools over ``backend`` (called in worker threads)."""
-    definitions = {tool["name"]: tool for tool in backend.list_tools()}  # the local index's: with `source`
+def build_server(backend: Any) -> Server:
+    """An SDK ``Server`` offering ``backend``'s tools (its ``call_tool``, in worker threads).
+
+    The tool table is ``backend.list_tools()``: the registry's (:func:`~devknow_jupyter.registry.tool_definitions`;
+    the local index's shapes, with ``source``, ``since`` and pages, or the upstream service's).
+    """
+    definitions = {tool["name"]: tool for tool in backend.list_tools()}
     tools = [types.Tool.model_validate(tool) for tool in definitions.values()]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -68,8 +71,8 @@ def build_server(backend: Backend) -> Server:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         name, arguments = params.name, dict(params.arguments or {})
-        if name not in TOOLS:
-            return _error_result(f"Unknown tool: {name}. Tools: {', '.join(TOOLS)}")
+        if name not in definitions:
+            return _error_result(f"Unknown tool: {name}. Tools: {', '.join(definitions)}")
         names = arguments.get("names")
         if name == "get_documents" and isinstance(names, list) and len(names) > MAX_NAMES_PER_CALL:
             # The service rejects this at the protocol level, not as a tool result; so do we.
@@ -208,7 +211,7 @@ def _own_names(host: str) -> set[str]:
 
 
 def build_app(
-    backend: Backend,
+    backend: Any,
     *,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,

@@ -115,6 +115,10 @@ CSS = f"""
 .devknow-msg-warning {{ border-left-color: var(--jp-warn-color1, #e0a030); }}
 .devknow-msg-error {{ border-left-color: var(--jp-error-color1, #d0393e); }}
 .devknow-placeholder {{ color: {_MUTED}; font-style: italic; }}
+.devknow-spinner {{ display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.5em; vertical-align: -0.1em;
+  border: 2px solid currentColor; border-right-color: transparent; border-radius: 50%;
+  animation: devknow-spin 0.8s linear infinite; }}
+@keyframes devknow-spin {{ to {{ transform: rotate(360deg); }} }}
 .devknow-error {{ color: var(--jp-error-color1, #d0393e); font-size: 0.92em; padding: 0.2em 0; }}
 .{HIGHLIGHT_CLASS} {{ margin: 0 0 0.7em 0; }}
 {_token_rules()}

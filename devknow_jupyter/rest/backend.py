@@ -1,16 +1,14 @@
 """The Developer Knowledge API's REST surface behind the :class:`~devknow_jupyter.backend.Backend` contract.
 
 Built on Google's generated client (``google-developer-knowledge``, its REST transport; the optional
-``rest`` extra). It answers the three tool names with the tools' result shapes, so the client and the views
-need no change, and adds what the REST methods offer beyond the tools: a ``filter`` (AIP-160) and paging
-(``page_size``, ``page_token``) for search, a ``filter`` for answers, and citations in answers.
+``rest`` extra). It takes the typed requests and returns the models, and applies what the REST methods offer
+beyond the MCP tools: sites and dates as a ``filter`` (AIP-160, built here from the request) and paging
+(``page_size``, ``page_token``) for search, the same ``filter`` for answers, and citations in answers.
 
-``SearchDocumentChunks`` → ``search_documents`` (``{"results": [{"parent", "id", "content"}], "nextPageToken"}``),
-``BatchGetDocuments`` → ``get_documents`` (``{"documents": [{"name", "uri", "content", "description",
-"title"}]}``, in request order; when the service fails a batch for an unknown name, without saying which,
-the batch is split until the unknown names are found, and :class:`DocumentNotFoundError` names them and
-carries the others), ``AnswerQuery`` → ``answer_query`` (``{"answerText", "references", "citations"}``:
-references as document names, citations as the service sent them, in UTF-8 byte offsets).
+``search`` → ``SearchDocumentChunks`` (one page), ``get`` → ``BatchGetDocuments`` (in request order; when the
+service fails a batch for an unknown name, without saying which, the batch is split until the unknown names
+are found, and :class:`DocumentNotFoundError` names them and carries the others), ``answer`` →
+``AnswerQuery`` (references as document names, citations as the service sent them, in UTF-8 byte offsets).
 """
 
 from __future__ import annotations
@@ -19,11 +17,15 @@ import copy
 import logging
 import threading
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from ..contract import AnswerQuery, Capabilities, SearchQuery
 from ..errors import ConfigurationError, DevKnowError, DocumentNotFoundError, ToolError, redact, register_secret
-from ..models import Document, Documents
-from ..tools import tool_definitions
+from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
+from ..registry import entry_for, tool_definitions
+from ..search_filters import build_filter
 from ..transport.budget import CallBudget
 from ..transport.decode import MAX_REPLY_BYTES
 from ..transport.encodings import ACCEPT_ENCODING
@@ -45,14 +47,16 @@ _HEADER_LOGGERS = (
 )
 _LOG_EXTRAS = ("httpRequest", "httpResponse", "metadata")
 
+# The registry's names of the three tools: their retry rules and error messages.
+_SEARCH, _GET, _ANSWER = (entry_for(operation=op).name for op in ("search", "get", "answer"))  # type: ignore[union-attr]
 # What the REST methods take beyond the tools' ``query`` and ``names``.
 _EXTRA_INPUTS: dict[str, dict[str, Any]] = {
-    "search_documents": {
+    _SEARCH: {
         "filter": {"type": "string", "description": "AIP-160 filter on data_source, uri, update_time."},
         "page_size": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
         "page_token": {"type": "string", "description": "nextPageToken of the previous page."},
     },
-    "answer_query": {"filter": {"type": "string", "description": "AIP-160 filter on the grounding documents."}},
+    _ANSWER: {"filter": {"type": "string", "description": "AIP-160 filter on the grounding documents."}},
 }
 
 
@@ -175,31 +179,75 @@ class RestBackend:
 
     # -- the Backend contract ---------------------------------------------------------------------
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Call tool ``name`` through the matching REST method and return the tool's result shape."""
-        if self._closed:
-            raise ConfigurationError("This REST connection is closed; create a new client.")
-        with bounded_call(CallBudget(self.timeout, self.endpoint)):  # one deadline for all the call's requests
-            if name == "search_documents":
-                return self._search(arguments)
-            if name == "get_documents":
-                return self._get_documents([str(item) for item in arguments.get("names") or []])
-            if name == "answer_query":
-                return self._answer(arguments)
-        known = ", ".join(self.tool_names())
-        raise ToolError(f"Unknown tool {name!r}; the REST backend offers {known}.", tool=name)
+    #: Any hosts and dates (an AIP-160 filter built here), pages, citations; answers take the same filter.
+    capabilities = Capabilities(
+        search_sites="hosts",
+        search_dates=True,
+        paging=True,
+        max_page_size=MAX_PAGE_SIZE,
+        answer_sites="hosts",
+        answer_dates=True,
+        citations=True,
+    )
+
+    def search(self, request: SearchQuery) -> SearchResults:
+        """``SearchDocumentChunks``: one page, its sites and date as the ``filter`` expression."""
+        call: dict[str, Any] = {"query": request.query}
+        if request.sources or request.since:
+            call["filter"] = build_filter(list(request.sources), request.since)
+        if request.page_size:
+            call["page_size"] = min(int(request.page_size), MAX_PAGE_SIZE)
+        if request.page_token:
+            call["page_token"] = request.page_token
+        data = self.search_chunks(call)
+        chunks = (DocumentChunk.from_dict(item) for item in data["results"])
+        return SearchResults(request.query, chunks, next_page_token=data.get("nextPageToken"))
+
+    def get(self, names: Sequence[str]) -> Documents:
+        """``BatchGetDocuments``, in request order; unknown names: :class:`DocumentNotFoundError`."""
+        with self._call():
+            found = self._batch([str(name) for name in names])
+        documents = Documents(Document.from_dict(doc) for doc in found)
+        if len(found) < len(names):
+            have = {doc.name for doc in documents}
+            raise DocumentNotFoundError([name for name in names if name not in have], documents)
+        return documents
+
+    def answer(self, request: AnswerQuery) -> Answer:
+        """``AnswerQuery``: references as document names, citations as the service sent them."""
+        call: dict[str, Any] = {"query": request.query}
+        if request.sources or request.since:
+            call["filter"] = build_filter(list(request.sources), request.since)
+        with self._call():
+            response = self._invoke(_ANSWER, self._client.answer_query, call)
+        answer = _to_json(response).get("answer") or {}
+        references = []
+        for reference in answer.get("references") or []:
+            chunk = (reference.get("documentReference") or {}).get("documentChunk") or {}
+            references.append(str((chunk.get("document") or {}).get("name") or chunk.get("parent") or ""))
+        data = {
+            "answerText": answer.get("answerText") or "",
+            "references": references,  # kept in the service's order: citations point into it by index
+            "citations": answer.get("citations") or [],
+        }
+        return Answer.from_dict(data, query=request.query)
+
+    def invoke(self, operation: str, request: Any) -> Any:
+        """The three operations only: the REST surface has no other method."""
+        if operation not in self.capabilities.operations:
+            raise ToolError(f"The REST API does not serve {operation!r}.", tool=operation)
+        return getattr(self, operation)(request)
+
+    def details(self) -> dict[str, Any]:
+        """Its protocol, for ``status()``."""
+        return {"protocol": "rest"}
 
     def list_tools(self) -> list[dict[str, Any]]:
-        """The three tools, their input schemas widened with what the REST methods also take."""
-        tools = copy.deepcopy(tool_definitions())
+        """The three tools, their input schemas widened with what the REST methods also take (for display)."""
+        tools = tool_definitions()
         for tool in tools:
             tool["inputSchema"]["properties"].update(copy.deepcopy(_EXTRA_INPUTS.get(tool["name"], {})))
         return tools
-
-    @staticmethod
-    def tool_names() -> list[str]:
-        """The tool names this backend answers."""
-        return [tool["name"] for tool in tool_definitions()]
 
     def close(self) -> None:
         """Close the HTTP session. Safe to call twice."""
@@ -212,37 +260,32 @@ class RestBackend:
         except Exception:  # closing is best effort
             pass
 
-    # -- the three methods ------------------------------------------------------------------------
+    # -- the methods ------------------------------------------------------------------------------
 
-    def _search(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        request: dict[str, Any] = {"query": str(arguments.get("query") or "")}
-        if arguments.get("filter"):
-            request["filter"] = str(arguments["filter"])
-        if arguments.get("page_size"):
-            request["page_size"] = min(int(arguments["page_size"]), MAX_PAGE_SIZE)
-        if arguments.get("page_token"):
-            request["page_token"] = str(arguments["page_token"])
-        pager = self._invoke("search_documents", self._client.search_document_chunks, request)
-        response = next(iter(pager.pages))  # this page only: the client asks for the next when wanted
+    def search_chunks(self, call: dict[str, Any]) -> dict[str, Any]:
+        """One ``SearchDocumentChunks`` request as the service takes it (``query``, ``filter``, ``page_size``,
+        ``page_token``): ``{"results": [{"parent", "id", "content"}], "nextPageToken"}``."""
+        with self._call():
+            pager = self._invoke(_SEARCH, self._client.search_document_chunks, call)
+            response = next(iter(pager.pages))  # this page only: the client asks for the next when wanted
         data = _to_json(response)
         out: dict[str, Any] = {"results": [_pick(item, _CHUNK_FIELDS) for item in data.get("results") or []]}
         if data.get("nextPageToken"):
             out["nextPageToken"] = data["nextPageToken"]
         return out
 
-    def _get_documents(self, names: list[str]) -> dict[str, Any]:
-        found = self._batch(names)
-        if len(found) < len(names):
-            have = {doc["name"] for doc in found}
-            documents = Documents(Document.from_dict(doc) for doc in found)
-            raise DocumentNotFoundError([name for name in names if name not in have], documents)
-        return {"documents": found}
+    @contextmanager
+    def _call(self) -> Iterator[None]:
+        if self._closed:
+            raise ConfigurationError("This REST connection is closed; create a new client.")
+        with bounded_call(CallBudget(self.timeout, self.endpoint)):  # one deadline for all the call's requests
+            yield
 
     def _batch(self, names: list[str]) -> list[dict[str, Any]]:
         """The documents of ``names`` that exist, in order. The service fails a whole batch for one unknown
         name without saying which, so a failed batch is split in halves until the unknown ones are alone."""
         try:
-            response = self._invoke("get_documents", self._client.batch_get_documents, {"names": names})
+            response = self._invoke(_GET, self._client.batch_get_documents, {"names": names})
         except ToolError as exc:
             if not exc.not_found:
                 raise
@@ -251,22 +294,6 @@ class RestBackend:
             middle = len(names) // 2
             return self._batch(names[:middle]) + self._batch(names[middle:])
         return [_pick(doc, _DOCUMENT_FIELDS) for doc in _to_json(response).get("documents") or []]
-
-    def _answer(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        request: dict[str, Any] = {"query": str(arguments.get("query") or "")}
-        if arguments.get("filter"):
-            request["filter"] = str(arguments["filter"])
-        response = self._invoke("answer_query", self._client.answer_query, request)
-        answer = _to_json(response).get("answer") or {}
-        references = []
-        for reference in answer.get("references") or []:
-            chunk = (reference.get("documentReference") or {}).get("documentChunk") or {}
-            references.append(str((chunk.get("document") or {}).get("name") or chunk.get("parent") or ""))
-        return {
-            "answerText": answer.get("answerText") or "",
-            "references": references,  # kept in the service's order: citations point into it by index
-            "citations": answer.get("citations") or [],
-        }
 
     # -- calls and failures -----------------------------------------------------------------------
 

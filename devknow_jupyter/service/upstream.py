@@ -13,20 +13,23 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..backend import Backend
 from ..cache import ResultCache, cache_key
 from ..errors import DevKnowError
 from ..fallback import fallback_notice, is_unreachable
-from ..tools import tool_definitions
+from ..registry import REGISTRY, tool_definitions
 
 __all__ = ["UpstreamBackend"]
 
-#: Tools whose results may be served from the cache (all three read and never change what they read).
-_CACHED_TOOLS = frozenset({"search_documents", "get_documents", "answer_query"})
+#: Tools whose results may be served from the cache: the read-only ones (all the registry's so far).
+def _cacheable(name: str) -> bool:
+    entry = REGISTRY.get(name)
+    return entry is not None and bool(entry.definition.get("annotations", {}).get("readOnlyHint"))
+
 
 
 class UpstreamBackend:
-    """A :class:`~devknow_jupyter.backend.Backend` over ``upstream`` with ``fallback`` for when it is unreachable.
+    """``devknow serve``'s tool calls (``call_tool``/``list_tools``, the registry's tools) forwarded to ``upstream``,
+    with ``fallback`` for when it is unreachable.
 
     Args:
         upstream: The live service's backend (an ``McpHttpBackend`` holding the server's key).
@@ -39,8 +42,8 @@ class UpstreamBackend:
 
     def __init__(
         self,
-        upstream: Backend,
-        fallback: Backend,
+        upstream: Any,
+        fallback: Any,
         *,
         cache: ResultCache | None = None,
         on_event: Callable[[str, str], None] | None = None,
@@ -86,7 +89,7 @@ class UpstreamBackend:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         key = cache_key(("upstream", self.endpoint), name, arguments)
-        if name in _CACHED_TOOLS:
+        if _cacheable(name):
             found = self.cache.get(key)
             if found is not None:
                 self._on_event("cache_hit", name)
@@ -103,7 +106,7 @@ class UpstreamBackend:
                 result["notices"] = [fallback_notice(exc), *(result.get("notices") or [])]
             return result  # not cached: the upstream's answer is wanted once it is back
         self._ready.set()
-        if name in _CACHED_TOOLS:
+        if _cacheable(name):
             self.cache.set(key, result)
         return result
 

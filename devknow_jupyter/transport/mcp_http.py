@@ -12,8 +12,9 @@ Layers, bottom up (one class each):
 3. :class:`~.era.EraSession`: the era. Discovered once (``server/discover`` first, ``initialize`` when the
    server is of the handshake era), then every request gets its era's envelope; an expired session is
    renewed once.
-4. :class:`McpHttpBackend` (``call_tool`` / ``list_tools`` / ``close``): the
-   :class:`~devknow_jupyter.backend.Backend` contract, and the credentials.
+4. :class:`McpHttpBackend` (``call_tool`` / ``list_tools`` / ``close``): the tool calls, and the credentials;
+   the typed :class:`~devknow_jupyter.backend.Backend` contract over them comes from
+   :class:`~devknow_jupyter.tool_backend.ToolBackend` (requests to arguments by the tool registry).
 
 The protocol rules are the MCP specification's Streamable HTTP transport. The key travels only in a header (one found
 in the URL is moved there); it is registered with :func:`~devknow_jupyter.errors.register_secret` so no
@@ -32,6 +33,7 @@ import httpx
 
 from .._version import __version__
 from ..errors import ConfigurationError, ProtocolError, register_secret, split_url_credentials
+from ..tool_backend import ToolBackend
 from . import wire
 from .budget import CallBudget
 from .decode import MAX_REPLY_BYTES
@@ -47,7 +49,7 @@ _MAX_TOOL_PAGES = 50
 _SECRET_HEADERS = frozenset({"x-goog-api-key", "authorization", "proxy-authorization", "cookie"})
 
 
-class McpHttpBackend:
+class McpHttpBackend(ToolBackend):
     """The remote backend: an MCP Streamable HTTP client for the Developer Knowledge tools.
 
     Thread-safe: calls from several threads share one connection pool; the era is discovered (and a
@@ -190,6 +192,10 @@ class McpHttpBackend:
         """The handshake-era session id, if the server issued one (for diagnostics and tests; not a secret
         of the user's, but not shown anywhere either)."""
         return self._session.state.session_id
+
+    def details(self) -> dict[str, Any]:
+        """The era and protocol version, once the server told them (None until then)."""
+        return {"protocol": "mcp", "era": self.era, "protocol_version": self.protocol_version}
 
     def __repr__(self) -> str:
         era = f" era={self.era} version={self.protocol_version}" if self.era else ""

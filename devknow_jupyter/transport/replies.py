@@ -21,6 +21,7 @@ from ..errors import (
     ToolError,
     TransportError,
 )
+from ..registry import REGISTRY
 from . import wire
 from .decode import parse_json
 
@@ -172,48 +173,17 @@ def tool_result(result: Any, *, tool: str) -> dict[str, Any]:
     raise ProtocolError(f"{tool}: the result has neither structuredContent nor JSON text content.")
 
 
-# The fields of each tool's items and the types their values may have, when present (_TEXT: may be null).
-_TEXT = (str, type(None))
-_ITEM_FIELDS: dict[str, tuple[str, dict[str, tuple[type, ...]]]] = {
-    "search_documents": ("results", {"parent": (str,), "id": (str, int), "content": (str,)}),
-    "get_documents": (
-        "documents",
-        {"name": (str,), "uri": _TEXT, "content": _TEXT, "description": _TEXT, "title": _TEXT},
-    ),
-}
-_REFERENCE_FIELDS = ("name", "document", "uri")
-
-
 def check_shape(tool: str, data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` if it has ``tool``'s result shape (other tools pass as they are), else a ``ProtocolError``.
+    """``data`` if it has ``tool``'s result shape (the registry entry's check; unknown tools pass as they are),
+    else a ``ProtocolError``.
 
     Only the fields this package reads are checked: a list where a list is read, an object for each
     item, a string (or null) for each text. Extra fields are left alone.
     """
-    if tool in _ITEM_FIELDS:
-        member, fields = _ITEM_FIELDS[tool]
-        items = data.get(member)
-        if items is not None and not isinstance(items, list):
-            raise _bad_shape(tool, f"{member!r} is not a list")
-        for index, item in enumerate(items or ()):
-            if not isinstance(item, dict):
-                raise _bad_shape(tool, f"{member}[{index}] is not an object")
-            for name, types in fields.items():
-                if name in item and (not isinstance(item[name], types) or isinstance(item[name], bool)):
-                    raise _bad_shape(tool, f"{member}[{index}].{name} is not a string")
-    elif tool == "answer_query":
-        for name in ("answerText", "answer_text"):
-            if not isinstance(data.get(name), _TEXT):
-                raise _bad_shape(tool, f"{name!r} is not a string")
-        references = data.get("references")
-        if references is not None and not isinstance(references, list):
-            raise _bad_shape(tool, "'references' is not a list")
-        for index, ref in enumerate(references or ()):
-            fine = isinstance(ref, _TEXT) or (
-                isinstance(ref, dict) and all(isinstance(ref.get(name), _TEXT) for name in _REFERENCE_FIELDS)
-            )
-            if not fine:
-                raise _bad_shape(tool, f"references[{index}] is neither a name nor an object of names")
+    entry = REGISTRY.get(tool)
+    problem = entry.check(data) if entry is not None else None
+    if problem:
+        raise _bad_shape(tool, problem)
     return data
 
 

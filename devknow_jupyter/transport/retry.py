@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
+from ..registry import REGISTRY
+
 __all__ = ["MAX_RETRY_AFTER", "RETRY_STATUSES", "RetryPolicy", "parse_retry_after", "sane_delay"]
 
 #: HTTP statuses a front end sends for a passing overload or restart.
 RETRY_STATUSES = frozenset({502, 503, 504})
-#: Tools whose 429 is retried (their quota is large; a burst of parallel batches can trip it briefly).
-RETRY_429_TOOLS = frozenset({"search_documents", "get_documents"})
 
 
 #: The longest wait a server's ``Retry-After`` (or RetryInfo) is reported as: a day. Longer ones are clamped.
@@ -89,4 +89,7 @@ class RetryPolicy:
     @staticmethod
     def retries_status(status: int, tool: str | None) -> bool:
         """Whether an HTTP ``status`` is worth another try for a call of ``tool`` (None: not a tool call)."""
-        return status in RETRY_STATUSES or (status == 429 and tool in RETRY_429_TOOLS)
+        if status in RETRY_STATUSES:
+            return True
+        entry = REGISTRY.get(tool) if status == 429 and tool else None
+        return entry is not None and entry.retry_429  # the registry's retry rule: a generous quota

@@ -41,7 +41,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from starlette.responses import JSONResponse
 
-from devknow_jupyter.tools import MAX_NAMES_PER_CALL, tool_definitions
+from devknow_jupyter.registry import tool_definitions
+from devknow_jupyter.tools import MAX_NAMES_PER_CALL
 from tests.servers.asgi import EraGate, FailFirst, QuotaGate, WireLog
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "docs"
