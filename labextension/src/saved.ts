@@ -75,7 +75,6 @@ export class TwinOrWidget extends Panel implements IRenderMime.IRenderer {
       const twin = (event as CustomEvent<Record<string, string>>).detail;
       const model = this._model;
       if (model && twin && typeof twin['text/html'] === 'string') {
-        this._keep = true;
         model.setData({ data: { ...model.data, ...twin } });
       }
     });
@@ -87,13 +86,12 @@ export class TwinOrWidget extends Panel implements IRenderMime.IRenderer {
   }
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    if (this._keep && this._showing === 'widget') {
-      this._keep = false; // our own update of the static copy: the live widget stays as it is
-      this._model = model;
-      return;
-    }
-    this._model = model;
     const modelId = (model.data[WIDGET_VIEW_MIME] as { model_id?: string } | undefined)?.model_id ?? '';
+    this._model = model;
+    if (this._showing === 'widget' && modelId === this._modelId && this._session.session?.kernel?.hasComm(modelId)) {
+      return; // the same live model (its static copy was updated): the widget stays as it is, hits and all
+    }
+    this._modelId = modelId;
     if (this._session.session?.kernel?.hasComm(modelId)) {
       return this._show(this._widget(), 'widget', model);
     }
@@ -129,5 +127,5 @@ export class TwinOrWidget extends Panel implements IRenderMime.IRenderer {
   private _showing: 'widget' | 'twin' | null = null;
   private _timer = 0;
   private _model: IRenderMime.IMimeModel | null = null;
-  private _keep = false;
+  private _modelId = '';
 }
