@@ -1,8 +1,9 @@
 """``python -m bench``: run every benchmark on loopback and write bench/results/results.{json,md}.
 
 Options: ``--quick`` (few repetitions, for the smoke test), ``--skip-index`` (leave out the local
-index's own benches), ``--only latency,cache`` (a subset; ``--only browser`` times the JupyterLab panel in
-Chromium), ``--out DIR`` (another results folder).
+index's own benches and the pack build), ``--only latency,cache`` (a subset; ``--only browser`` times the
+JupyterLab panel in Chromium), ``--out DIR`` (another results folder), ``--write-docs`` (also regenerate
+docs/performance.md from this run).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-index", action="store_true", help="leave out the local index benches")
     parser.add_argument("--only", default="", help="comma-separated scenario keys to run")
     parser.add_argument("--out", type=Path, default=HERE / "results", help="results folder")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="also write docs/performance.md (the goal table and every figure) from this run")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.scenarios import SCENARIOS, Context
     from bench.stats import machine_info
 
-    keys = [key for key in SCENARIOS if not (args.skip_index and key == "index")]
+    keys = [key for key in SCENARIOS if not (args.skip_index and key in ("index", "packs"))]
     if args.only:
         wanted = [key.strip() for key in args.only.split(",") if key.strip()]
         unknown = set(wanted) - set(SCENARIOS)
@@ -93,7 +96,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[bench]   {entry.get('reason')}", file=sys.stderr, flush=True)
     results["duration_s"] = round(time.perf_counter() - started, 1)
     results["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    from bench.goals import goal_rows
+
+    results["issue_25_goals"] = goal_rows(results)
     json_path, md_path = write_results(results, args.out)
+    if args.write_docs:
+        from bench.performance_docs import write_docs
+
+        print(f"[bench] wrote {write_docs(results)}", file=sys.stderr)
     print(f"[bench] wrote {json_path} and {md_path} in {results['duration_s']:.0f} s", file=sys.stderr)
     # "skipped": the index benches without ../shared/corpus, the browser bench without Chromium.
     return 0 if all(entry["status"] in ("ok", "skipped") for entry in results["scenarios"].values()) else 1

@@ -114,8 +114,8 @@ def _serve(pack: Path, workers: int, queries: list[str], requests_per_client: in
     }
 
 
-def run(quick: bool = False) -> dict[str, Any] | None:
-    """Run the bench; ``None`` when the corpus is absent."""
+def run(quick: bool = False, serve: bool = True) -> dict[str, Any] | None:
+    """Run the bench; ``None`` when the corpus is absent. ``serve=False`` leaves out ``devknow serve``."""
     from tests.corpus_repos import CORPUS, make_repo
 
     if not CORPUS.is_dir():
@@ -146,7 +146,8 @@ def run(quick: bool = False) -> dict[str, Any] | None:
     finally:
         backend.close()
     per_client = 5 if quick else 25
-    serving = [_serve(pack, workers, queries, per_client, tmp / f"serve-{workers}.log") for workers in (1, 2)]
+    serving = [_serve(pack, workers, queries, per_client, tmp / f"serve-{workers}.log") for workers in (1, 2)] \
+        if serve else []
     return {
         "pages": built.pages,
         "build_seconds": round(built.seconds, 1),

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["format_value", "write_results"]
+__all__ = ["format_value", "goals_and_notes", "machine_lines", "scenario_markdown", "write_results"]
 
 
 def format_value(value: float, unit: str) -> str:
@@ -38,7 +38,8 @@ def _row(row: dict[str, Any]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def _scenario_markdown(key: str, scenario: dict[str, Any]) -> list[str]:
+def scenario_markdown(key: str, scenario: dict[str, Any]) -> list[str]:
+    """One scenario as Markdown lines: its heading, its table(s), its goals and notes."""
     lines = [f"## {scenario.get('title', key)}", ""]
     status = scenario.get("status", "ok")
     if status != "ok":
@@ -73,15 +74,10 @@ def goals_and_notes(goals: list[dict[str, Any]], notes: list[str]) -> list[str]:
     return lines
 
 
-def write_results(results: dict[str, Any], folder: Path) -> tuple[Path, Path]:
-    """Write both files into ``folder`` (created if needed); their paths."""
-    folder.mkdir(parents=True, exist_ok=True)
-    json_path = folder / "results.json"
-    json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def machine_lines(results: dict[str, Any]) -> list[str]:
+    """Markdown lines naming the machine, its load and the run."""
     machine = results["machine"]
-    lines = [
-        "# devknow_jupyter benchmarks",
-        "",
+    return [
         f"Machine: {machine.get('cpu')}, {machine.get('cores')} cores"
         + (f", {machine['memory_gb']} GB RAM" if "memory_gb" in machine else "")
         + f"; Python {machine.get('python')} ({machine.get('implementation')}); {machine.get('os')}.",
@@ -94,8 +90,19 @@ def write_results(results: dict[str, Any], folder: Path) -> tuple[Path, Path]:
         "percentile) and the 5th–95th percentiles. See bench/README.md for what each measure means.",
         "",
     ]
+
+
+def write_results(results: dict[str, Any], folder: Path) -> tuple[Path, Path]:
+    """Write both files into ``folder`` (created if needed); their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path = folder / "results.json"
+    json_path.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    from bench.goals import goal_table
+
+    lines = ["# devknow_jupyter benchmarks", "", *machine_lines(results)]
+    lines += ["## The goals of issue 25", "", *goal_table(results), ""]
     for key, scenario in results["scenarios"].items():
-        lines += _scenario_markdown(key, scenario)
+        lines += scenario_markdown(key, scenario)
     md_path = folder / "results.md"
     md_path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return json_path, md_path

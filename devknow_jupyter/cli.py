@@ -415,8 +415,8 @@ def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     from .local.backend import open_cache_index
-    from .local.index import IndexReport
     from .local.paths import default_index_path
+    from .local.report import IndexReport
 
     report = IndexReport()
     index = open_cache_index(default_index_path(), report=report)

@@ -235,7 +235,8 @@ class DevKnowClient:
             page_token: A page after the first: ``results.next_page_token`` (or use ``client.next_page(results)``).
             refresh: Ask the server even when the answer is cached.
         """
-        query = self._check_query(query)
+        self._check_open()
+        query = _clean_query(query)
         sources = normalize_sources(source)
         started = time.perf_counter()
         try:
@@ -321,7 +322,8 @@ class DevKnowClient:
         ``filter``) and the local index's (one site; dates where it knows them). Elsewhere the answer says
         in a notice that they were not applied.
         """
-        query = self._check_query(query)
+        self._check_open()
+        query = _clean_query(query)
         started = time.perf_counter()
         sources = normalize_sources(source)
         wanted = bool(sources) or (since is not None and since != "")
@@ -412,12 +414,6 @@ class DevKnowClient:
         if self._closed:
             raise ConfigurationError("This DevKnowClient is closed; create a new one.")
 
-    def _check_query(self, query: str) -> str:
-        self._check_open()
-        if not isinstance(query, str) or not query.strip():
-            raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
-        return " ".join(query.split())
-
     def _call(self, operation: str, call: Callable[[Backend], Any]) -> Any:
         """One typed request on the backend in use (on the REST surface when the MCP server refuses us)."""
         self._check_open()
@@ -489,6 +485,13 @@ def _status_of(client: DevKnowClient) -> dict[str, Any]:
         "service_next_try": backoff.next_try if backoff else None,
         **_cache_figures(client.cache.stats()),
     }
+
+
+def _clean_query(query: str) -> str:
+    """The query with its whitespace collapsed; an empty one is a short error, not a call."""
+    if not isinstance(query, str) or not query.strip():
+        raise ConfigurationError("The query is empty.", hint="Say what to look for, e.g. 'create a bucket'.")
+    return " ".join(query.split())
 
 
 def _say_once(notices: list[str], line: str, announce: bool) -> None:

@@ -46,6 +46,9 @@ def test_every_scenario_ran_with_numbers(quick_results: tuple[dict, str, subproc
         if key == "index" and not CORPUS.is_dir():
             assert scenario["status"] == "skipped", scenario  # the index benches need ../shared/corpus
             continue
+        if key == "packs":
+            assert scenario["status"] == "skipped", scenario  # a pack build is for the full run only
+            continue
         if key == "browser" and find_chromium() is None:
             assert scenario["status"] == "skipped", scenario  # the browser bench needs Chromium
             continue

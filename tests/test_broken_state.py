@@ -131,8 +131,8 @@ def test_a_default_index_that_is_not_a_database_is_rebuilt_and_said(tmp_path: Pa
 def test_a_full_disk_mid_index_keeps_the_last_complete_batch(tmp_path: Path) -> None:
     docs = write_pages(tmp_path / "docs", 60)
     with LocalIndex(tmp_path / "index.sqlite3", batch_documents=5) as index:
-        pages = index._db.execute("PRAGMA page_count").fetchone()[0]
-        index._db.execute(f"PRAGMA max_page_count = {pages + 40}")  # room for a few batches, not all
+        pages = index.store.db.execute("PRAGMA page_count").fetchone()[0]
+        index.store.db.execute(f"PRAGMA max_page_count = {pages + 40}")  # room for a few batches, not all
         with pytest.raises(LocalIndexError) as caught:
             index.add_folder(docs)
         assert caught.value.kind == "full"
@@ -140,7 +140,7 @@ def test_a_full_disk_mid_index_keeps_the_last_complete_batch(tmp_path: Path) -> 
         kept = consistent(index)
         assert 0 < kept < 60 and kept % 5 == 0  # whole batches only: nothing half-written
 
-        index._db.execute("PRAGMA max_page_count = 1073741823")  # space again: the next run completes the work
+        index.store.db.execute("PRAGMA max_page_count = 1073741823")  # space again: the next run completes the work
         report = index.add_folder(docs)
         assert report.added == 60 - kept and report.unchanged == kept
         assert consistent(index) == 60
@@ -219,13 +219,13 @@ def test_a_json_lines_file_cut_short_is_read_again_next_time(tmp_path: Path) -> 
     ]
     pages.write_text("\n".join(lines) + "\n")
     with LocalIndex(tmp_path / "index.sqlite3", batch_documents=5) as index:
-        pages_now = index._db.execute("PRAGMA page_count").fetchone()[0]
-        index._db.execute(f"PRAGMA max_page_count = {pages_now + 40}")
+        pages_now = index.store.db.execute("PRAGMA page_count").fetchone()[0]
+        index.store.db.execute(f"PRAGMA max_page_count = {pages_now + 40}")
         with pytest.raises(LocalIndexError, match="is full"):
             index.add_folder(pages)
         kept = consistent(index)
         assert 0 < kept < 60 and kept % 5 == 0
-        index._db.execute("PRAGMA max_page_count = 1073741823")
+        index.store.db.execute("PRAGMA max_page_count = 1073741823")
         report = index.add_folder(pages)
         assert (report.added, report.unchanged) == (60 - kept, kept)
         assert consistent(index) == 60

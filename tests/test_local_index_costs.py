@@ -60,7 +60,7 @@ def top_ten_in_a_new_process(path: Path, *, dense: bool = False) -> list[list[li
 
 
 def ranker_of(index: LocalIndex) -> LexicalRanker:
-    return index._page_search().ranker
+    return index.snapshot.current().ranker
 
 
 def test_a_new_process_ranks_the_bench_questions_as_the_indexing_process_did(pages: Path, tmp_path: Path) -> None:
@@ -123,16 +123,16 @@ def test_indexing_builds_the_ranker_outside_the_memory_map(
     build = LexicalRanker.build.__func__
 
     def watched(cls: type[LexicalRanker], *args: object, **kwargs: object) -> LexicalRanker:
-        seen.append(index._db.execute("PRAGMA mmap_size").fetchone()[0])
+        seen.append(index.store.db.execute("PRAGMA mmap_size").fetchone()[0])
         return build(cls, *args, **kwargs)
 
     monkeypatch.setattr(LexicalRanker, "build", classmethod(watched))
     with index:
-        mapped = index._db.execute("PRAGMA mmap_size").fetchone()[0]
+        mapped = index.store.db.execute("PRAGMA mmap_size").fetchone()[0]
         assert mapped > 0  # a file index is read through a memory map
         index.add_folder(pages)
         assert seen == [0]  # every page's terms read once, through the bounded page cache
-        assert index._db.execute("PRAGMA mmap_size").fetchone()[0] == mapped  # searches read mapped again
+        assert index.store.db.execute("PRAGMA mmap_size").fetchone()[0] == mapped  # searches read mapped again
         assert index.search("rotate the service account key")
 
 
@@ -141,6 +141,6 @@ def test_with_the_semantic_extra_a_new_process_ranks_as_the_indexing_process_did
     path = tmp_path / "dense.sqlite3"
     with LocalIndex(path, semantic=True) as index:
         index.add_folder(pages)
-        assert index._page_search().semantic
+        assert index.snapshot.current().semantic
         built = top_ten(index)
     assert top_ten_in_a_new_process(path, dense=True) == built

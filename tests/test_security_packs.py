@@ -397,7 +397,7 @@ def test_the_offline_store_stays_within_its_limits_against_a_hostile_upstream(mo
 def test_a_page_fetched_again_counts_as_used_and_outlives_newer_ones(tmp_path: Path) -> None:
     with LocalIndex(tmp_path / "probe.sqlite3", semantic=False) as probe:  # what one such page counts
         DocumentStore(probe, max_bytes=2**40).add([{"name": "documents/x.test/probe", "content": _page_text("p")}])
-        (footprint,) = probe._db.execute("SELECT size FROM documents WHERE origin = 'fetched'").fetchone()
+        (footprint,) = probe.store.db.execute("SELECT size FROM documents WHERE origin = 'fetched'").fetchone()
     index = LocalIndex(tmp_path / "store.sqlite3", semantic=False)
     store = DocumentStore(index, max_bytes=int(3.5 * footprint), max_page_bytes=PAGE_TEXT + 10_000)  # three pages
     try:

@@ -95,7 +95,7 @@ def test_the_store_connection_keeps_a_small_page_cache_and_no_mmap(tmp_path):
 
     store = DocumentStore.open_default()
     try:
-        assert store.index._db.execute("PRAGMA cache_size").fetchone()[0] == -4000
-        assert store.index._db.execute("PRAGMA mmap_size").fetchone()[0] == 0
+        assert store.index.store.db.execute("PRAGMA cache_size").fetchone()[0] == -4000
+        assert store.index.store.db.execute("PRAGMA mmap_size").fetchone()[0] == 0
     finally:
         store.close()

@@ -246,24 +246,25 @@ def test_document_view_has_header_toc_and_body() -> None:
 
 
 def test_truncated_document_renders_in_full_on_show_all() -> None:
-    view = DocumentView(long_document(), options=display.DisplayOptions(max_chars=2_000))
+    # A page short enough to render at once (render/sections.py's FIRST_CHARS) is cut at max_chars as before.
+    view = DocumentView(long_document(8), options=display.DisplayOptions(max_chars=2_000))
     assert view.truncated
-    assert "Truncated: showing the first" in view.page["html"] and "Step 30</h2>" not in view.page["html"]
+    assert "Truncated: showing the first" in view.page["html"] and "Step 8</h2>" not in view.page["html"]
     assert "max_chars = 0" not in view.page["html"]  # the view has "Show all": no need to say how
     send_from_page(view, do="all", name=view.document.name)
-    assert "Step 30</h2>" in view.page["html"] and "Truncated" not in view.page["html"]
+    assert "Step 8</h2>" in view.page["html"] and "Truncated" not in view.page["html"]
     assert not view.truncated
 
 
 def test_documents_view_lists_each_document_and_shows_all_of_one() -> None:
-    docs = [long_document(), Document.from_dict({"name": BUCKETS, "content": "# Buckets\n\nText."})]
+    docs = [long_document(8), Document.from_dict({"name": BUCKETS, "content": "# Buckets\n\nText."})]
     view = view_for(Documents(docs), options=display.DisplayOptions(page_size=1, max_chars=2_000))
     assert view.kind == "documents" and view.page_size == 1 and [item["name"] for item in view.items] == [
         docs[0].name, BUCKETS]
     assert "<b>2 documents</b>" in view.header and "Buckets</h1>" in view.items[1]["html"]
     assert view.items[0]["truncated"] and not view.items[1]["truncated"]
     send_from_page(view, do="all", name=docs[0].name)
-    assert "Step 30</h2>" in view.items[0]["html"] and not view.items[0]["truncated"]
+    assert "Step 8</h2>" in view.items[0]["html"] and not view.items[0]["truncated"]
 
 
 # -- answers ----------------------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ from pathlib import Path
 __all__ = ["SCENARIOS", "Context", "Unavailable", "goal"]
 
 #: Scenario keys in the order they run (module names in this package).
-SCENARIOS = ("latency", "cache", "imports", "render", "batch", "memory", "index", "browser")
+SCENARIOS = (
+    "latency", "cache", "imports", "render", "batch", "memory", "index", "browser", "packs", "server",
+)
 
 
 class Unavailable(Exception):

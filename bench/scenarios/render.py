@@ -106,11 +106,77 @@ def run(ctx: Context) -> dict[str, Any]:
     except Unavailable as exc:
         result.update(status="unavailable", reason=str(exc))
         return result
-    _widgets(ctx, display, rows, result["notes"])
+    _big_pages(ctx, display, text, it, result)
+    _widgets(ctx, display, rows, result["notes"], result["goals"])
     return result
 
 
-def _widgets(ctx: Context, display: Any, rows: list[dict[str, Any]], notes: list[str]) -> None:
+def _big_pages(ctx: Context, display: Any, text: str, it: Any, result: dict[str, Any]) -> None:
+    """``%devget``'s display of a 1 MB and a 100 KB page (every MIME type: plain, Markdown, HTML, the widget)
+    beside markdown-it-py converting the same 1 MB, interleaved; and the panel's reply for the 1 MB page."""
+    from devknow_jupyter.labext.views import as_json, documents_reply
+    from devknow_jupyter.models import Document, Documents
+
+    runs = iter(range(1_000_000))
+    small = text[:100_000]
+    sizes: dict[str, int] = {}
+
+    def page(body: str) -> Document:
+        number = next(runs)  # a page never displayed before: nothing of it is cached
+        return Document(name=f"documents/bench.example.dev/big/{number}", uri=f"{BASE}/{number}",
+                        content=f"Page {number}.\n\n{body}", title="Big page")
+
+    def shown(body: str, key: str) -> Callable[[], None]:
+        def display_page() -> None:
+            bundle = display.mimebundle(page(body), widgets_outside_kernel=True)
+            if display.WIDGET_MIME not in bundle or "text/markdown" not in bundle:
+                raise RuntimeError("the page did not display every MIME type")
+            sizes[key] = sum(len(value) for value in bundle.values() if isinstance(value, str))
+
+        return display_page
+
+    def panel_reply() -> None:
+        sizes["panel"] = len(as_json(documents_reply, Documents([page(text)])))
+
+    labels = {
+        "big": "%devget display of the 1 MB page, every MIME type (plain, Markdown, HTML, widget)",
+        "mdit": "markdown-it-py, the same 1 MB page (conversion only), interleaved",
+        "small": "%devget display of a 100 KB page, every MIME type",
+        "panel": "panel: devknow/api/documents reply for the 1 MB page (render + JSON, in its worker)",
+    }
+    samples = round_robin({labels["big"]: shown(text, "big"), labels["mdit"]: lambda: it.render(text),
+                           labels["small"]: shown(small, "small"), labels["panel"]: panel_reply},
+                          ctx.reps(7, 2), budget=60.0)
+    rows = {key: figure(label, samples[label], "ms", scale=1e3) for key, label in labels.items()}
+    rows["big"]["note"] = f"{sizes.get('big', 0):,} chars of output"
+    rows["panel"]["note"] = f"{sizes.get('panel', 0):,} bytes of JSON"
+    result["rows"] += [rows["big"], rows["mdit"], rows["small"], rows["panel"]]
+    share = ratio(rows["big"], rows["mdit"])
+    result["goals"] += [
+        goal("%devget of a 1 MB page displays (every MIME type) in ≤ markdown-it-py's time for it",
+             f"{rows['big']['median']:.0f} ms vs {rows['mdit']['median']:.0f} ms ({share:.2f}×)", share <= 1.0),
+        goal("%devget of a 100 KB page displays (every MIME type) in < 50 ms", f"{rows['small']['median']:.0f} ms",
+             rows["small"]["median"] < 50),
+    ]
+    result["notes"].append(
+        "A long page shows its first sections rendered (render/sections.py: FIRST_CHARS) with its whole contents "
+        "list; later sections are rendered as the view asks for them. The Markdown and HTML twins hold the "
+        "later sections as their source, as text, up to options.max_chars."
+    )
+
+
+def _conversions_per_hit(display: Any, settings: dict[str, Any]) -> float:
+    """Markdown→HTML conversions per hit while 20 hits never seen before are displayed whole (the
+    renderer's cache counts them: a conversion is a miss)."""
+    from devknow_jupyter.render.markdown import _render
+
+    before = _render.cache_info().misses
+    display.mimebundle(_hits(20, seed=7_777), **settings)
+    return (_render.cache_info().misses - before) / 20
+
+
+def _widgets(ctx: Context, display: Any, rows: list[dict[str, Any]], notes: list[str],
+             goals: list[dict[str, Any]]) -> None:
     """The hit list for 20 hits: the widget alone, and the whole display bundle (static views + widget)."""
     reps = ctx.reps(10, 3)
     settings = {"page_size": 20, "widgets_outside_kernel": True}
@@ -127,6 +193,7 @@ def _widgets(ctx: Context, display: Any, rows: list[dict[str, Any]], notes: list
             cold[kind].append(time.perf_counter() - started)
     if len(view.items) != 20 or display.WIDGET_MIME not in bundle:
         raise RuntimeError("the hit list did not show 20 hits as a widget")
+    conversions = _conversions_per_hit(display, settings)
     warm_hits = _hits(20, seed=1_000)
     warm = round_robin({"widget": lambda: display.widget_for(warm_hits, **settings),
                         "bundle": lambda: display.mimebundle(warm_hits, **settings)}, reps)
@@ -136,6 +203,8 @@ def _widgets(ctx: Context, display: Any, rows: list[dict[str, Any]], notes: list
     rows.append(figure("whole display of 20 hits (plain+Markdown+HTML+widget), not rendered before",
                        cold["bundle"], "ms", scale=1e3))
     rows.append(figure("whole display of 20 hits, already rendered", warm["bundle"], "ms", scale=1e3))
+    goals.append(goal("each hit rendered once for a %devsearch (Markdown→HTML conversions per hit, whole display "
+                      "of 20 hits: static HTML, Markdown, widget)", f"{conversions:.2f}", conversions <= 1.0))
     notes.append("Hit lists use `display.widget_for` / `display.mimebundle` with page_size=20 and "
                  "widgets_outside_kernel=True (no kernel in the bench); the widget (one anywidget model) carries "
                  "every hit's HTML, the page shows page_size of them at a time.")

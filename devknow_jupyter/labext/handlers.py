@@ -37,7 +37,7 @@ from ..render.style import CSS
 from .body import read_json_object
 from .lanes import Deadline, Lane, ServerBusy
 from .sites import SiteSuggestions
-from .views import answer_reply, as_json, documents_reply, search_reply
+from .views import answer_reply, as_json, documents_reply, search_reply, section_reply
 
 __all__ = ["DevKnowServer", "setup_handlers", "teardown"]
 
@@ -231,6 +231,32 @@ class DocumentsHandler(_DevKnowHandler):
         self.reply(await self.devknow.render.run(deadline, as_json, documents_reply, docs))
 
 
+class SectionHandler(_DevKnowHandler):
+    """``POST devknow/api/section`` with ``{"name", "index", "number"}``: one section of a long page, rendered
+    (the panel asks for each as it scrolls into view; the page itself comes from the client's cache)."""
+
+    @tornado.web.authenticated
+    @_replying
+    async def post(self) -> None:
+        deadline = self.devknow.deadline()
+        body = self.json_body()
+        name, index, number = body.get("name"), body.get("index"), body.get("number")
+        if not isinstance(name, str) or not all(_whole(value) for value in (index, number)):
+            raise ConfigurationError('Send {"name": "...", "index": N, "number": N} from the page\'s "sections".')
+        client = await self.client(deadline)
+        docs = await self.devknow.calls.run(deadline, client.get_documents, [name])
+        self.reply(await self.devknow.render.run(deadline, as_json, functools.partial(
+            _section_of, index=index, number=number), docs))
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _section_of(docs: Any, *, index: int, number: int) -> dict[str, Any]:
+    return section_reply(docs[0], index, number)
+
+
 class AnswerHandler(_DevKnowHandler):
     """``POST devknow/api/answer`` with ``{"query": ...}``: a grounded answer, or hits once the quota is out."""
 
@@ -306,7 +332,7 @@ def setup_handlers(serverapp: Any) -> DevKnowServer:
     devknow = web_app.settings["devknow_server"] = DevKnowServer(parent=serverapp, config=config)
     base = url_path_join(web_app.settings["base_url"], "devknow", "api")
     routes = [("search", SearchHandler), ("documents", DocumentsHandler), ("answer", AnswerHandler)]
-    routes.append(("status", StatusHandler))
+    routes += [("status", StatusHandler), ("section", SectionHandler)]
     routes.append((r"tools/([a-z][a-z0-9_-]*)", ToolHandler))  # the registry's tools, by face verb
     web_app.add_handlers(".*$", [(url_path_join(base, name), handler) for name, handler in routes])
     serverapp.log.info("devknow: Developer docs API at %s", base)

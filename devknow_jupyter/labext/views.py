@@ -13,7 +13,7 @@ from typing import Any
 
 from ..render.views import view_for
 
-__all__ = ["answer_reply", "as_json", "documents_reply", "html_for", "search_reply"]
+__all__ = ["answer_reply", "as_json", "documents_reply", "html_for", "search_reply", "section_reply"]
 
 
 def html_for(obj: Any, number: int | None = None) -> str:
@@ -41,11 +41,31 @@ def search_reply(results: Any) -> dict[str, Any]:
 
 
 def documents_reply(docs: Any) -> dict[str, Any]:
-    """Whole pages, each with its rendered HTML (contents list and heading anchors included)."""
-    return {
-        "documents": [{**doc.to_dict(), "html": html_for(doc)} for doc in docs],
-        "notices": list(docs.info.notices),
-    }
+    """Whole pages, each with its HTML (contents list and heading anchors included). A long page comes with
+    its first sections rendered and the others as placeholders: ``sections`` says which (``pending``) and the
+    ``number`` to ask ``devknow/api/section`` for each with (:func:`section_reply`)."""
+    return {"documents": [_document_item(doc) for doc in docs], "notices": list(docs.info.notices)}
+
+
+def _document_item(doc: Any) -> dict[str, Any]:
+    from ..render.static import sectioned_page_html
+
+    page, parts = sectioned_page_html(doc, toc_min_headings=2, sources=False)  # less for the lab to sanitize
+    item = {**doc.to_dict(), "html": page}
+    if parts is not None and parts.pending:
+        item["sections"] = {"number": parts.number, "pending": list(parts.pending)}
+    return item
+
+
+def section_reply(doc: Any, index: int, number: int) -> dict[str, Any]:
+    """Section ``index`` of the long page ``doc`` rendered for the output ``number`` its page was sent with."""
+    from ..errors import ConfigurationError
+    from ..render.sections import outline, section_html
+
+    page = outline(doc.content, doc.uri)
+    if not 0 <= index < len(page.sections):
+        raise ConfigurationError(f"{doc.name} has sections 0 to {len(page.sections) - 1}, not {index}.")
+    return {"name": doc.name, "index": index, "html": section_html(page, index, number)}
 
 
 def answer_reply(result: Any) -> dict[str, Any]:

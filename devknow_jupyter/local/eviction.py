@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from .database import PageDatabase, _reports_failures
+from .pages import PageStore
 
 __all__ = ["RecentUse"]
 
@@ -21,10 +21,12 @@ _FOOTPRINT = (
 )
 
 
-class RecentUse(PageDatabase):
-    """Use marks and least-recently-used removal for the documents of one origin."""
+class RecentUse:
+    """Use marks and least-recently-used removal for the documents of one origin of a store."""
 
-    @_reports_failures("write to the local index")
+    def __init__(self, store: PageStore) -> None:
+        self.store = store
+
     def keep_recent(self, origin: str, used: Iterable[str], max_bytes: int) -> int:
         """Mark the documents ``used`` (of ``origin``) as used now, then remove the least recently used documents
         of ``origin`` until they take at most ``max_bytes`` on disk; returns how many were removed. One
@@ -32,9 +34,9 @@ class RecentUse(PageDatabase):
         ``indexed`` columns, read through a covering index so this never reads the pages themselves."""
         names = list(dict.fromkeys(used))
         removed = 0
-        with self._lock:
-            self._check_open()
-            with self._transaction() as db:
+        store = self.store
+        with store.failures("write to the local index"), store.locked():
+            with store.transaction() as db:
                 db.execute("CREATE INDEX IF NOT EXISTS documents_use ON documents (origin, indexed, size)")
                 now = time.time()
                 for start in range(0, len(names), 500):
@@ -54,9 +56,9 @@ class RecentUse(PageDatabase):
                     for doc_id, size in oldest:
                         if excess <= 0:
                             break
-                        self._delete(doc_id)
+                        store.delete(doc_id)
                         excess -= size
                         removed += 1
             if removed:
-                self._reclaim()
+                store.reclaim()
         return removed

@@ -1,12 +1,18 @@
 """``LocalIndex``: Markdown pages in SQLite, ranked whole by field-weighted BM25.
 
-The index is built in layers, each its own module: :mod:`.database` (the SQLite file: tables,
-transactions, writes, deletes, meta and folders), :mod:`.ranker_cache` (the ranker built from the stored
-term counts, kept while nothing changed), :mod:`.indexing` (incremental, batched indexing runs over
-folders of Markdown and JSON Lines files, and documents fetched from elsewhere), :mod:`.eviction` (documents
-of one origin kept within a size, least recently used first), :mod:`.credits` (the pack to credit for each
-page name) and this facade, which
-adds the query side (``search``, ``get``, ``answer``) and importing knowledge packs.
+A facade over parts that each do one job, composed rather than inherited:
+
+- :class:`~.pages.PageStore` (:mod:`.pages`, layout in :mod:`.schema`): the SQLite file, its transactions,
+  page writes and deletes, meta and folders;
+- :class:`~.snapshot.RankerSnapshot`: the ranker built from the stored term counts, kept while nothing
+  changed and stored for the next process (with the optional page vectors of :mod:`.vectors`);
+- :class:`~.indexing.Indexer`: incremental, batched indexing runs over folders of Markdown and JSON Lines
+  files, and documents fetched from elsewhere;
+- :class:`~.eviction.RecentUse` (one origin kept within a size), :class:`~.credits.PackCredits` (the pack to
+  credit for each page name) and :func:`~.pack_import.import_pack` (copying a knowledge pack in).
+
+The facade adds the query side (``search``, ``get``, ``answer``: :mod:`.passages` picks each hit's passage)
+and keeps every public method the index has had, so callers use one object. See ``docs/local-index.md``.
 """
 
 from __future__ import annotations
@@ -16,27 +22,29 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ConfigurationError
 from .answer import extractive_answer
 from .chunking import ChunkSizes
 from .credits import PackCredits
-from .database import MAX_DOC_ID, PAGE_SHIFT, SCHEMA_VERSION, _passage_ids
 from .eviction import RecentUse
-from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, FolderIndexing, IndexReport
-from .query import fts_expression, query_terms
+from .health import store_problems, store_stats
+from .indexing import BATCH_DOCUMENTS, MAX_FILE_BYTES, Indexer, ProgressHook
+from .pack_import import import_pack
+from .pages import PageStore
+from .passages import Passage, best_passages
 from .ranker import RankSettings
-from .search import SearchOutcome
+from .report import IndexReport
+from .schema import SCHEMA_VERSION
+from .search import PageSearch, SearchOutcome
+from .snapshot import RankerSnapshot
 
 __all__ = ["MAX_FILE_BYTES", "SCHEMA_VERSION", "IndexReport", "LocalIndex", "RankSettings", "SearchPage"]  # re-exported
 
-# Query words on more than this share of pages are left out when choosing a hit's passage.
-COMMON_SHARE = 0.3
 
-
-class LocalIndex(FolderIndexing, RecentUse, PackCredits):
+class LocalIndex:
     """An SQLite index of Markdown documents, searched page by page (see :mod:`.ranker`).
 
     Args:
@@ -48,8 +56,11 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
         max_file_bytes: Larger files are skipped with a reason.
         batch_documents: While indexing a folder, commit after this many written documents (and at least
             every two seconds), so an interrupted run keeps its committed batches.
+        cache_mb: SQLite's page cache (64 and over also reads the file through a memory map).
+        read_only: Never write the file (a knowledge pack).
 
-    One connection is shared by all threads, behind a lock: every method is thread-safe.
+    Its parts are attributes: :attr:`store`, :attr:`snapshot`, :attr:`indexer`. They share the store's one
+    connection, behind one lock: every method is thread-safe.
     """
 
     def __init__(
@@ -64,16 +75,55 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
         cache_mb: int = 64,
         read_only: bool = False,
     ) -> None:
-        self.sizes = sizes or ChunkSizes()
-        self.ranking = ranking or RankSettings()
-        self.semantic = semantic
-        self.max_file_bytes = max_file_bytes
-        self.batch_documents = max(1, batch_documents)
-        self._search = None
-        self._search_generation = None
-        super().__init__(path, cache_mb=cache_mb, read_only=read_only)
+        self.store = PageStore(path, cache_mb=cache_mb, read_only=read_only)
+        self.snapshot = RankerSnapshot(self.store, ranking or RankSettings(), semantic)
+        self.indexer = Indexer(
+            self.store,
+            self.snapshot,
+            sizes=sizes or ChunkSizes(),
+            max_file_bytes=max_file_bytes,
+            batch_documents=batch_documents,
+        )
+        self.credits = PackCredits(self.store)
+        self.recent = RecentUse(self.store)
 
-    # -- knowledge packs ---------------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The SQLite file (``":memory:"`` for an index in memory)."""
+        return self.store.path
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the file is never written (a knowledge pack)."""
+        return self.store.read_only
+
+    @property
+    def has_page_dates(self) -> bool:
+        """False for a read-only index made before pages had their own dates (they are dated by file)."""
+        return self.store.has_page_dates
+
+    # -- writing: the indexer, packs and eviction ----------------------------------------------
+
+    def add_folder(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        exclude: Iterable[str] = (),
+        progress: ProgressHook | None = None,
+        follow_symlinks: bool | None = None,
+    ) -> IndexReport:
+        """Index (or reindex) a folder of Markdown and JSON Lines files, or one ``.jsonl`` file, incrementally;
+        remember it for :meth:`refresh_folders` (see :meth:`.indexing.Indexer.add_folder`)."""
+        return self.indexer.add_folder(folder, exclude=exclude, progress=progress, follow_symlinks=follow_symlinks)
+
+    def refresh_folders(self, *, progress: ProgressHook | None = None) -> IndexReport:
+        """Reindex every remembered folder (incrementally). A folder that is gone is reported, not emptied."""
+        return self.indexer.refresh_folders(progress=progress)
+
+    def add_documents(self, documents: Iterable[Any], origin: str = "fetched") -> IndexReport:
+        """Add or update documents given as :class:`~devknow_jupyter.models.Document` or service-shaped dicts
+        (see :meth:`.indexing.Indexer.add_documents`)."""
+        return self.indexer.add_documents(documents, origin)
 
     def import_index(
         self,
@@ -96,75 +146,37 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
         (:func:`~devknow_jupyter.packs.read_manifest`). One transaction: on any failure this index is as it was.
         """
         started = time.perf_counter()
-        report = IndexReport()
-        with self._lock:
-            self._check_open()
-            db = self._db
-            db.execute("ATTACH DATABASE ? AS pack", (str(path),))
-            try:
-                with self._transaction():
-                    replacing = list(replacing)
-                    for origin in replacing:
-                        for (doc_id,) in db.execute("SELECT id FROM documents WHERE origin = ?", (origin,)).fetchall():
-                            self._delete(doc_id)
-                    self._drop_credits(replacing)
-                    self._copy_attached(report, origins)
-                    self._record_credits(origins)
-                    for key, value in (meta or {}).items():
-                        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"user:{key}", value))
-            finally:
-                db.execute("DETACH DATABASE pack")
-            self._page_search()
+        with self.store.locked():
+            report = import_pack(self.store, self.credits, path, origins, replacing=replacing, meta=meta)
+            self.snapshot.current()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _copy_attached(self, report: IndexReport, origins: Mapping[str, str]) -> None:
-        """Copy the documents of the database attached as ``pack`` (inside the caller's transaction)."""
-        db = self._db
-        for (doc_id,) in db.execute(
-            "SELECT m.id FROM main.documents m JOIN pack.documents p ON p.name = m.name WHERE m.origin = 'fetched'"
-        ).fetchall():
-            self._delete(doc_id)
-        for name, owner in db.execute(
-            "SELECT p.name, m.origin FROM pack.documents p JOIN main.documents m ON m.name = p.name"
-        ):
-            report.skipped.append((name, f"this index has a document of that name already ({owner}); it is kept"))
-        offset = db.execute("SELECT coalesce(max(id), 0) FROM main.documents").fetchone()[0]
-        highest = db.execute("SELECT coalesce(max(id), 0) FROM pack.documents").fetchone()[0]
-        if not isinstance(highest, int) or offset + highest > MAX_DOC_ID:
-            raise ConfigurationError(
-                f"The pack's page ids run to {highest}: more than this index can number (at most {MAX_DOC_ID:,}).",
-                hint="Build the pack again with `devknow pack build`.",
-            )
-        for theirs, ours in origins.items():
-            db.execute(
-                "INSERT INTO main.documents (id, name, uri, title, description, content, origin, sha256, indexed)"
-                " SELECT id + ?, name, uri, title, description, content, ?, sha256, indexed FROM pack.documents"
-                " WHERE origin = ? AND name NOT IN (SELECT name FROM main.documents) ORDER BY id",
-                (offset, ours, theirs),
-            )
-        report.added = db.execute("SELECT count(*) FROM main.documents WHERE id > ?", (offset,)).fetchone()[0]
-        kept = "SELECT id - ? FROM main.documents WHERE id > ?"
-        db.execute(
-            "INSERT INTO main.chunks (id, doc_id, seq, breadcrumb, title, headings, body)"
-            f" SELECT ((doc_id + ?) << {PAGE_SHIFT}) | seq, doc_id + ?, seq, breadcrumb, title, headings, body"
-            f" FROM pack.chunks WHERE doc_id IN ({kept})",
-            (offset, offset, offset, offset),
-        )
-        db.execute(
-            "INSERT INTO main.chunks_fts (rowid, title, headings, body)"
-            " SELECT id, title, headings, body FROM main.chunks WHERE doc_id > ?",
-            (offset,),
-        )
-        db.execute(
-            "INSERT INTO main.page_terms (doc_id, terms, counts, lengths)"
-            f" SELECT doc_id + ?, terms, counts, lengths FROM pack.page_terms WHERE doc_id IN ({kept})",
-            (offset, offset, offset),
-        )
-        report.chunks = db.execute("SELECT count(*) FROM main.chunks WHERE doc_id > ?", (offset,)).fetchone()[0]
-        self._changed()
+    def keep_recent(self, origin: str, used: Iterable[str], max_bytes: int) -> int:
+        """Mark ``used`` documents of ``origin`` as used now, then remove that origin's least recently used
+        ones until they take at most ``max_bytes`` (see :meth:`.eviction.RecentUse.keep_recent`)."""
+        return self.recent.keep_recent(origin, used, max_bytes)
 
-    # -- reading -----------------------------------------------------------------------------------
+    def remove_folder(self, folder: str | os.PathLike[str]) -> int:
+        """Forget a folder and remove its documents; returns how many were removed."""
+        with self.store.failures(f"remove {folder} from the local index"):
+            root = str(Path(folder).expanduser().resolve())
+            return self.store.remove_where("root", root, forget_folder=True)
+
+    def remove_documents(self, origin: str) -> int:
+        """Remove every document of one origin (e.g. ``"fetched"``); returns how many were removed."""
+        with self.store.failures("remove documents from the local index"):
+            return self.store.remove_where("origin", origin)
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Remember ``value`` under ``key`` in the index."""
+        self.store.set_meta(key, value)
+
+    def forget_credits(self, origins: Iterable[str]) -> None:
+        """Forget the names credited to these origins (a pack's, when it is removed)."""
+        self.credits.forget(origins)
+
+    # -- reading -------------------------------------------------------------------------------
 
     def search(
         self, query: str, limit: int = 10, *, source: str | None = None, origin: str | None = None
@@ -205,10 +217,9 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
         modification time; pages without a date (from knowledge packs, fetched
         from the service) are kept and counted in :attr:`SearchPage.undated`.
         """
-        with self._lock:
-            self._check_open()
-            search = self._page_search()
-            generation = self._search_generation or "0"
+        with self.store.locked():
+            search = self.snapshot.current()
+            generation = self.snapshot.generation or "0"
             start = max(0, offset)
             # The whole ranking, for a stable order; the notices (a weak match) of the pages shown so far, as
             # for one search of that many hits.
@@ -223,90 +234,27 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
         no date (kept) and a date."""
         if since_ns is None or not ranked:
             return ranked, 0, 0
-        # A page's own date (front matter) where it gave one, else its file's modification time.
-        date = "COALESCE(updated_ns, mtime_ns)" if self.has_page_dates else "mtime_ns"
-        dates = dict(self._db.execute(f"SELECT id, {date} FROM documents"))
+        dates = self.store.page_dates()
         undated = sum(1 for doc_id in ranked if dates.get(doc_id) is None)
         kept = [doc_id for doc_id in ranked if dates.get(doc_id) is None or dates[doc_id] >= since_ns]
         return kept, undated, len(ranked) - undated
 
     def _ranked(
         self, query: str, limit: int, *, source: str | None = None, origin: str | None = None
-    ) -> tuple[SearchOutcome, list[tuple[str, int, str, str]]]:
+    ) -> tuple[SearchOutcome, list[Passage]]:
         """The ranking outcome and ``(name, seq, breadcrumb, body)`` of each page's best passage, best first."""
-        with self._lock:
-            self._check_open()
-            search = self._page_search()
+        with self.store.locked():
+            search = self.snapshot.current()
             outcome = search.search(query, limit, source=source, origin=origin)
             return outcome, self._passages(search, outcome.text, outcome.doc_ids)
 
-    def _passages(self, search: Any, text: str, doc_ids: list[int]) -> list[tuple[str, int, str, str]]:
-        """``(name, seq, breadcrumb, body)`` of each page's passage that best matches ``text``, in page order."""
-        if not doc_ids:
-            return []
-        # Words on most pages barely change which passage is best but make FTS5 read long posting lists.
-        terms = query_terms(text)
-        terms = [term for term in terms if search.ranker.share(term) <= COMMON_SHARE] or terms
-        chosen = self._best_passages(doc_ids, fts_expression(terms))
-        marks = ",".join("?" * len(chosen))
-        found = {
-            row[0]: row[1:]
-            for row in self._db.execute(
-                "SELECT c.id, d.name, c.seq, c.breadcrumb, c.body FROM chunks c JOIN documents d ON d.id = c.doc_id"
-                f" WHERE c.id IN ({marks})",
-                chosen,
-            )
-        }
-        return [found[passage] for passage in chosen if passage in found]
-
-    def _best_passages(self, doc_ids: list[int], expression: str) -> list[int]:
-        """For each page, the id of its passage that matches the query best (its first one when none does).
-
-        One FTS5 statement for all pages: bm25's term statistics are gathered once, not once per page.
-        """
-        best: dict[int, tuple[float, int]] = {}
-        if expression:
-            marks = ",".join("?" * len(doc_ids))
-            for passage, score in self._db.execute(
-                f"SELECT rowid, bm25(chunks_fts, 8.0, 4.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
-                f" AND (rowid >> {PAGE_SHIFT}) IN ({marks})",
-                (expression, *doc_ids),
-            ):
-                page = passage >> PAGE_SHIFT
-                if page not in best or (score, passage) < best[page]:
-                    best[page] = (score, passage)
-        chosen = []
-        for doc_id in doc_ids:
-            if doc_id in best:
-                chosen.append(best[doc_id][1])
-                continue
-            low, high = _passage_ids(doc_id)
-            row = self._db.execute("SELECT min(id) FROM chunks WHERE id BETWEEN ? AND ?", (low, high)).fetchone()
-            chosen.append(row[0] if row and row[0] is not None else low)
-        return chosen
+    def _passages(self, search: PageSearch, text: str, doc_ids: list[int]) -> list[Passage]:
+        return best_passages(self.store.db, search.ranker, text, doc_ids)
 
     def get(self, names: Iterable[str]) -> list[dict[str, str]]:
         """The documents with these names that exist, in request order, in the service's document shape."""
         wanted = list(names)
-        if not wanted:
-            return []
-        with self._lock:
-            self._check_open()
-            found: dict[str, dict[str, str]] = {}
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for name, uri, content, description, title in self._db.execute(
-                    f"SELECT name, uri, content, description, title FROM documents WHERE name IN ({marks})", part
-                ):
-                    found[name] = {
-                        "name": name,
-                        "uri": uri,
-                        "content": content,
-                        "description": description,
-                        "title": title,
-                    }
-        return [found[name] for name in wanted if name in found]
+        return self.store.documents(wanted) if wanted else []
 
     def answer(
         self, query: str, *, passages: int = 3, source: str | None = None, since: str | None = None
@@ -322,9 +270,8 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
 
         since_ns, moment = since_nanoseconds(since, "answer_query") if since else (None, None)
         limit = max(passages * 3, 8)
-        with self._lock:
-            self._check_open()
-            search = self._page_search()
+        with self.store.locked():
+            search = self.snapshot.current()
             outcome = search.search(query, len(search.ranker) if since_ns is not None else limit, source=source)
             ranked, undated, dated = self._since(outcome.doc_ids, since_ns)
             rows = self._passages(search, outcome.text, ranked[:limit])
@@ -338,14 +285,7 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
 
     def names(self, origin: str | None = None) -> list[str]:
         """Every document name (of one origin, when given), sorted."""
-        with self._lock:
-            self._check_open()
-            if origin is None:
-                return [row[0] for row in self._db.execute("SELECT name FROM documents ORDER BY name")]
-            return [
-                row[0]
-                for row in self._db.execute("SELECT name FROM documents WHERE origin = ? ORDER BY name", (origin,))
-            ]
+        return self.store.names(origin)
 
     def sites(self) -> list[str]:
         """The hosts of the pages held (what a site filter can find), the most pages first."""
@@ -357,11 +297,38 @@ class LocalIndex(FolderIndexing, RecentUse, PackCredits):
 
     def count(self, origin: str | None = None) -> int:
         """How many documents the index holds (of one origin, when given)."""
-        with self._lock:
-            self._check_open()
-            if origin is None:
-                return self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
-            return self._db.execute("SELECT count(*) FROM documents WHERE origin = ?", (origin,)).fetchone()[0]
+        return self.store.count(origin)
+
+    def origins(self, names: Iterable[str]) -> dict[str, str]:
+        """The origin (``"file"``, ``"fetched"``, ``"pack:NAME/SOURCE"``) of each of these documents that exists."""
+        return self.store.origins(names)
+
+    def credited_origins(self, names: Iterable[str]) -> dict[str, str]:
+        """For each of these documents that exists, the origin to credit: for the user's indexed file, that of
+        the pack that holds a page of that name too (when one does); else its own (a pack's, fetched)."""
+        return self.credits.credited_origins(names)
+
+    def get_meta(self, key: str) -> str | None:
+        """A value the index keeps about itself (``None`` when unset)."""
+        return self.store.get_meta(key)
+
+    def folders(self) -> list[str]:
+        """The folders indexed so far (absolute paths), in the order they were added."""
+        with self.store.failures("read the local index"):
+            return self.store.folders()
+
+    def stats(self) -> dict[str, Any]:
+        """Figures: ``documents``, ``chunks``, ``path``, ``size_bytes``, plus documents by origin and folders."""
+        with self.store.failures("read the local index"):
+            return store_stats(self.store)
+
+    def verify(self) -> list[str]:
+        """Check the index is consistent; returns the problems found (an empty list when all is well)."""
+        return store_problems(self.store)
+
+    def close(self) -> None:
+        """Close the database. Safe to call twice."""
+        self.store.close()
 
     def __len__(self) -> int:
         return self.count()

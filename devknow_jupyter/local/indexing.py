@@ -1,36 +1,57 @@
-"""``FolderIndexing``: indexing runs over folders of Markdown and JSON Lines files, and documents from elsewhere.
+"""``Indexer``: indexing runs over folders of Markdown and JSON Lines files, and documents from elsewhere.
 
 Reindexing a folder is incremental (a file whose size and mtime are unchanged is not read; one whose
 bytes hash the same is not re-chunked; deleted files are removed; a file skipped before and unchanged since
 is not read or reported again while nothing else in the folder changed) and transactional: documents are
 written in batches, each batch one transaction with each document's row, passages and index entries,
 so a crash or Ctrl-C at any moment leaves the index consistent, and the next run picks up where the
-last committed batch ended. What a run did is an :class:`IndexReport`.
+last committed batch ended. What a run did is an :class:`~.report.IndexReport`. The indexer writes through
+a :class:`~.pages.PageStore` and, after a run that changed pages, builds the ranker snapshot at once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..models import DOCUMENT_PREFIX, Document, name_to_uri
-from .chunking import ChunkSizes, chunk_markdown, first_heading
-from .database import _JSONL_MARK, _duplicate, _Page, _reports_failures, _Skip, _source_file
-from .frontmatter import FrontMatterError, page_date, split_front_matter
-from .ranker_cache import RankerCache
-from .reading import JSONL_SUFFIXES, Unreadable, jsonl_documents, open_document, size_text, walk_folder
+from ..models import Document, name_to_uri
+from .chunking import ChunkSizes, first_heading
+from .documents import (
+    LOCAL_PREFIX,
+    PageMaker,
+    content_digest,
+    fetched_fields,
+    front_matter_date,
+    has_front_matter,
+    jsonl_name,
+    title_from_name,
+)
+from .frontmatter import page_date
+from .pages import Batch, Page, PageStore, duplicate_reason
+from .reading import (
+    JSONL_MARK,
+    JSONL_SUFFIXES,
+    Unreadable,
+    jsonl_documents,
+    open_document,
+    size_text,
+    source_file,
+    walk_folder,
+)
+from .records import FileRecords, Known
+from .report import IndexReport
 from .skips import SkipMemory
+from .snapshot import RankerSnapshot
+
+__all__ = ["BATCH_DOCUMENTS", "BATCH_SECONDS", "HOUSEKEEPING_NAMES", "MAX_FILE_BYTES", "Indexer", "ProgressHook"]
 
 #: Files larger than this are skipped (with a reason): no documentation page is this big.
 MAX_FILE_BYTES = 4 * 1024 * 1024
-LOCAL_PREFIX = DOCUMENT_PREFIX + "local/"
 # Commit at least this often while indexing, so an interrupted run keeps most of its work.
 BATCH_DOCUMENTS = 400
 BATCH_SECONDS = 2.0
@@ -59,86 +80,41 @@ _SKIPS_KEY = "skipped_files:{root}"
 ProgressHook = Callable[[str, int, int], None]
 
 
-@dataclass
-class IndexReport:
-    """What one indexing run did.
+class Indexer:
+    """Indexing runs into a store: folders (:meth:`add_folder`, :meth:`refresh_folders`) and documents given
+    (:meth:`add_documents`).
 
-    ``added``/``updated`` documents were (re-)chunked; ``unchanged`` ones were not touched;
-    ``removed`` ones are gone (their file was deleted); ``skipped`` lists ``(path, reason)`` for files
-    that could not be indexed; ``warnings`` lists ``(path, note)`` for files indexed with a repair
-    (e.g. invalid UTF-8 replaced). ``chunks`` counts passages written. ``skipped_before`` counts the skips of
-    files unchanged since the run that reported them (not read, nor listed, again).
+    Args:
+        store: Where the pages are written.
+        snapshot: The ranker, built after a run that changed pages (not on the next process's first search).
+        sizes: Passage sizes for chunking.
+        max_file_bytes: Larger files are skipped with a reason.
+        batch_documents: While indexing a folder, commit after this many written documents (and at least
+            every two seconds), so an interrupted run keeps its committed batches.
     """
 
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    chunks: int = 0
-    skipped_before: int = 0
+    def __init__(
+        self,
+        store: PageStore,
+        snapshot: RankerSnapshot,
+        *,
+        sizes: ChunkSizes,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        batch_documents: int = BATCH_DOCUMENTS,
+    ) -> None:
+        self.store = store
+        self.snapshot = snapshot
+        self.maker = PageMaker(sizes)
+        self.records = FileRecords(store)
+        self.max_file_bytes = max_file_bytes
+        self.batch_documents = max(1, batch_documents)
+        # The state of the run under way (add_folder sets it): the folder's symlink rule, its skip records,
+        # the README-like files held back, and the open batch.
+        self._follow_symlinks = False
+        self._skips = SkipMemory(None)
+        self._held: list[tuple[Path, Known | None]] = []
+        self._batch = Batch(store, self.batch_documents, BATCH_SECONDS)
 
-    @property
-    def changed(self) -> int:
-        """Documents added, updated or removed."""
-        return self.added + self.updated + self.removed
-
-    def summary(self) -> str:
-        """One line: ``3 added, 1 updated, 0 removed, 40 unchanged, 1 skipped in 0.21 s``."""
-        return (
-            f"{self.added} added, {self.updated} updated, {self.removed} removed, {self.unchanged} unchanged, "
-            f"{len(self.skipped)} skipped in {self.seconds:.2f} s"
-        )
-
-    def merge(self, other: IndexReport) -> None:
-        """Add ``other``'s counts and lists to this report."""
-        self.added += other.added
-        self.updated += other.updated
-        self.removed += other.removed
-        self.unchanged += other.unchanged
-        self.skipped += other.skipped
-        self.warnings += other.warnings
-        self.seconds += other.seconds
-        self.skipped_before += other.skipped_before
-
-    def skip_lines(self, *, verbose: bool = False) -> list[str]:
-        """``skipped`` as lines to show: one per kind of reason with a count where several share it (say
-        2,502 duplicate names), each file with ``verbose``, when alone of its kind, or when it was refused for
-        what it is (a device, a symlink leading out, unreadable): those are each worth a look."""
-        kinds: dict[str, list[tuple[str, str]]] = {}
-        for path, reason in self.skipped:
-            kinds.setdefault(skip_kind(reason), []).append((path, reason))
-        lines = []
-        for items in kinds.values():
-            if verbose or len(items) == 1 or items[0][1].startswith(_REFUSALS):
-                lines += [f"skipped {path}: {reason}" for path, reason in items]
-                continue
-            unit = "lines" if all(_LINE_OF_FILE.search(path) for path, _ in items) else "files"
-            first, why = items[0]
-            lines.append(f"skipped {len(items):,} {unit} alike, the first {first}: {why}")
-        return lines
-
-
-_REFUSALS = ("not a regular file", "a symlink", "a broken symlink", "cannot read")  # reading.py's refusals
-_LINE_OF_FILE = re.compile(r":\d+$")  # "pages.jsonl:12": one line of a JSON Lines file
-
-
-def skip_kind(reason: str) -> str:
-    """The kind of a skip's reason, without the names and paths it quotes: ``duplicate name``, ``empty file``."""
-    return re.split(r"[:']", reason, maxsplit=1)[0].strip() or reason
-
-
-class FolderIndexing(RankerCache):
-    """Indexing runs: folders (``add_folder``, ``refresh_folders``) and documents given (``add_documents``)."""
-
-    sizes: ChunkSizes
-    max_file_bytes: int
-    batch_documents: int
-    _follow_symlinks = False  # of the folder being indexed (add_folder sets it)
-
-    @_reports_failures("index {0}")
     def add_folder(
         self,
         folder: str | os.PathLike[str],
@@ -157,42 +133,42 @@ class FolderIndexing(RankerCache):
         and folders that lead elsewhere (never devices, FIFOs or sockets), and is remembered for the folder
         (``None``: as last time). Every file left out is in ``report.skipped`` with its reason.
         """
+        with self.store.failures(f"index {folder}"):
+            return self._add_folder(folder, exclude, progress, follow_symlinks)
+
+    def _add_folder(
+        self,
+        folder: str | os.PathLike[str],
+        exclude: Iterable[str],
+        progress: ProgressHook | None,
+        follow_symlinks: bool | None,
+    ) -> IndexReport:
+        store = self.store
         started = time.perf_counter()
         root = _indexed_root(folder)
         report = IndexReport()
         files = [root]  # one JSON Lines file, unless root is a folder
         follow_key = f"follow_symlinks:{root}"
         if follow_symlinks is None:
-            follow_symlinks = self.get_meta(follow_key) == "1"
+            follow_symlinks = store.get_meta(follow_key) == "1"
         if root.is_dir():
             scan = walk_folder(root, exclude, follow_symlinks=follow_symlinks)
             files = scan.files
             report.skipped += scan.skipped
-        with self._lock:
-            self._check_open()
+        with store.locked():
             self._follow_symlinks = follow_symlinks
-            if (self.get_meta(follow_key) == "1") != follow_symlinks:
-                self.set_meta(follow_key, "1" if follow_symlinks else "0")
-            with self._transaction() as db:
-                db.execute(
-                    "INSERT INTO folders (path, added) VALUES (?, ?) ON CONFLICT (path) DO NOTHING",
-                    (str(root), time.time()),
-                )
-            known = {
-                row[0]: row[1:]
-                for row in self._db.execute(
-                    "SELECT path, id, mtime_ns, size, sha256 FROM documents WHERE path IS NOT NULL"
-                )
-            }
+            if (store.get_meta(follow_key) == "1") != follow_symlinks:
+                store.set_meta(follow_key, "1" if follow_symlinks else "0")
+            self.records.remember_folder(str(root))
+            known = self.records.known()
             # Removals first: a file renamed to take over a deleted file's document name then just works.
             self._remove_missing(root, {str(path) for path in files}, report)
             skips_key = _SKIPS_KEY.format(root=root)
-            self._skips, self._held = SkipMemory(self.get_meta(skips_key)), []
+            self._skips, self._held = SkipMemory(store.get_meta(skips_key)), []
             self._index_files(root, files, known, report, progress)
-            with self._transaction() as db:
-                db.execute("UPDATE folders SET indexed = ? WHERE path = ?", (time.time(), str(root)))
+            self.records.folder_indexed(str(root))
             if self._skips.dumps() != self._skips.saved:
-                self.set_meta(skips_key, self._skips.dumps())
+                store.set_meta(skips_key, self._skips.dumps())
             self._tidy_after(report)
         report.seconds = time.perf_counter() - started
         return report
@@ -200,51 +176,34 @@ class FolderIndexing(RankerCache):
     def _tidy_after(self, report: IndexReport) -> None:
         """After a run that changed pages: compact the file and build the ranker."""
         if report.added + report.updated >= 200:
-            self._optimize()
+            self.store.optimize()
         elif report.changed:
-            self._reclaim()
+            self.store.reclaim()
         if report.changed:
-            self._release_memory()  # the pages written filled the page cache: free it before the ranker's peak
-            self._page_search()  # build and store the ranker now, not on the first search of the next process
+            self.store.release_memory()  # the pages written filled the page cache: free it before the ranker's peak
+            self.snapshot.current()  # build and store the ranker now, not on the first search of the next process
 
     def _index_files(
         self,
         root: Path,
         files: list[Path],
-        known: dict[str, tuple[Any, ...]],
+        known: dict[str, Known],
         report: IndexReport,
         progress: ProgressHook | None,
     ) -> None:
-        db = self._db
-        self._batch_started, self._in_batch = time.monotonic(), 0
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with Batch(self.store, self.batch_documents, BATCH_SECONDS) as self._batch:
             for done, path in enumerate(files, 1):
                 if path.suffix.lower() in JSONL_SUFFIXES:
                     self._settle_held(root, report)  # Markdown first: a README-like page keeps its name too
                     self._index_jsonl(root, path, known, report)
                 else:
-                    self._wrote(self._index_file(root, path, known.get(str(path)), report))
+                    self._batch.wrote(self._index_file(root, path, known.get(str(path)), report))
                 if progress is not None:
                     progress(str(path), done, len(files))
             self._settle_held(root, report)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")  # this batch is lost; earlier batches are committed and consistent
-            raise
-
-    def _wrote(self, count: int) -> None:
-        """Count documents written in the open batch; commit it and begin the next when it is due."""
-        self._in_batch += count
-        due = self._in_batch >= self.batch_documents or time.monotonic() - self._batch_started > BATCH_SECONDS
-        if self._in_batch and due:
-            self._db.execute("COMMIT")
-            self._db.execute("BEGIN IMMEDIATE")
-            self._batch_started, self._in_batch = time.monotonic(), 0
 
     def _index_file(
-        self, root: Path, path: Path, known: tuple[Any, ...] | None, report: IndexReport, housekeeping: str = "hold"
+        self, root: Path, path: Path, known: Known | None, report: IndexReport, housekeeping: str = "hold"
     ) -> int:
         """Index one file inside the open transaction; returns 1 when it wrote something.
 
@@ -276,23 +235,20 @@ class FolderIndexing(RankerCache):
         except OSError as exc:
             report.skipped.append((shown, f"cannot read: {exc.strerror or exc}{kept}"))
             return 0
-        if housekeeping == "drop" and not _has_front_matter(raw):
+        if housekeeping == "drop" and not has_front_matter(raw):
             return self._drop_housekeeping(path, known, stat, report)
         if unchanged:
             report.unchanged += 1
             return 0
         digest = hashlib.sha256(raw).hexdigest()
         if known is not None and known[3] == digest:  # touched but not changed: don't re-chunk
-            self._db.execute(
-                "UPDATE documents SET mtime_ns = ?, size = ?, updated_ns = ? WHERE id = ?",
-                (stat.st_mtime_ns, stat.st_size, _front_matter_date(raw), known[0]),
-            )
+            self.records.touched(known[0], stat, front_matter_date(raw))
             report.unchanged += 1
             return 1
         skips = len(report.skipped)
         try:
-            page = self._read_page(root, path, raw, report)
-        except _Skip as exc:
+            page = self.maker.from_file(root, path, raw, report.warnings)
+        except Unreadable as exc:
             report.skipped.append((shown, f"{exc}{kept}"))
             self._skips.mark(shown, stat, 1)
             return 0
@@ -307,29 +263,28 @@ class FolderIndexing(RankerCache):
         if not held:
             return
         paths = {str(path) for path, _ in held}
-        sql = "SELECT path, name FROM documents WHERE root = ? AND instr(path, ?) = 0"
-        rows = [(path, name) for path, name in self._db.execute(sql, (str(root), _JSONL_MARK)) if path not in paths]
+        rows = [(path, name) for path, name in self.records.markdown_names(str(root)) if path not in paths]
         named = sum(1 for _, name in rows if not name.startswith(LOCAL_PREFIX))
         mode = "drop" if named > len(rows) - named else "index"
         for path, known in held:
-            self._wrote(self._index_file(root, path, known, report, housekeeping=mode))
+            self._batch.wrote(self._index_file(root, path, known, report, housekeeping=mode))
 
-    def _drop_housekeeping(self, path: Path, known: tuple[Any, ...] | None, stat: Any, report: IndexReport) -> int:
+    def _drop_housekeeping(self, path: Path, known: Known | None, stat: Any, report: IndexReport) -> int:
         """Skip a README-like file without front matter, and remove the page it gave before; returns 1 if removed."""
         reason = "not documentation: no front matter, unlike most pages in this folder (add front matter to index it)"
         report.skipped.append((str(path), reason))
         self._skips.mark(str(path), stat, 1)
         if known is None:
             return 0
-        self._delete(known[0])
+        self.store.delete(known[0])
         report.removed += 1
         return 1
 
-    def _write_file_page(self, page: _Page, digest: str, report: IndexReport, shown: str, **where: Any) -> int:
+    def _write_file_page(self, page: Page, digest: str, report: IndexReport, shown: str, **where: Any) -> int:
         """Write a page read from a file and count it; returns 1, or 0 when it was skipped (and reported)."""
         try:
-            created = self._write(page, "file", digest, **where)
-        except _Skip as exc:
+            created = self.store.write(page, "file", digest, **where)
+        except Unreadable as exc:
             report.skipped.append((shown, str(exc)))
             return 0
         if created:
@@ -339,40 +294,13 @@ class FolderIndexing(RankerCache):
         report.chunks += len(page.chunks)
         return 1
 
-    def _read_page(self, root: Path, path: Path, raw: bytes, report: IndexReport) -> _Page:
-        if not raw.strip():
-            raise _Skip("empty file")
-        if b"\x00" in raw[:8192]:
-            raise _Skip("binary file (contains NUL bytes), not Markdown")
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            # Tolerant: a stray Latin-1 byte should not hide a whole page. Say so in the report.
-            text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-            report.warnings.append((str(path), f"invalid UTF-8 at byte {exc.start}; bad bytes shown as U+FFFD"))
-        try:
-            front = split_front_matter(text)
-        except FrontMatterError as exc:
-            raise _Skip(str(exc)) from None
-        relative = path.relative_to(root).with_suffix("").as_posix()
-        name = _document_name(front.get("name"), front.get("uri")) or LOCAL_PREFIX + relative
-        body = front.body
-        if not body.strip():
-            raise _Skip("no Markdown after the front matter")
-        title = front.get("title") or first_heading(body) or _title_from_path(path)
-        uri = front.get("uri") or (path.as_uri() if name.startswith(LOCAL_PREFIX) else name_to_uri(name))
-        updated_ns, problem = page_date(front.meta)
-        if problem:
-            report.warnings.append((str(path), problem))
-        return self._page(name, uri, title, front.get("description"), body, updated_ns)
-
-    def _index_jsonl(self, root: Path, path: Path, known: dict[str, tuple[Any, ...]], report: IndexReport) -> None:
+    def _index_jsonl(self, root: Path, path: Path, known: dict[str, Known], report: IndexReport) -> None:
         """Index the documents of one JSON Lines file inside the open batch, line by line.
 
         The file's rows get its mtime and size only once all its lines are written, so an interrupted run
         leaves them looking changed and the next run reads the file again.
         """
-        prefix = f"{path}{_JSONL_MARK}"
+        prefix = f"{path}{JSONL_MARK}"
         mine = {key: row for key, row in known.items() if key.startswith(prefix)}
         seen: dict[str, int] = {}
         skips = len(report.skipped)
@@ -387,14 +315,14 @@ class FolderIndexing(RankerCache):
                     report.unchanged += len(mine)
                     return
                 lines = opened.lines(self.max_file_bytes)
-                for line in jsonl_documents(lines, limit=self.max_file_bytes, name_of=_jsonl_name):
+                for line in jsonl_documents(lines, limit=self.max_file_bytes, name_of=jsonl_name):
                     where = f"{path}:{line.number}"
                     if line.fields is None:
                         report.skipped.append((where, str(line.reason)))
                         continue
                     name = line.fields["name"]
                     seen[name] = line.number
-                    self._wrote(self._index_record(prefix + name, line.fields, mine, root, where, report))
+                    self._batch.wrote(self._index_record(prefix + name, line.fields, mine, root, where, report))
         except Unreadable as exc:
             report.skipped.append((str(path), f"{exc} (the documents indexed from it before are kept)"))
             return
@@ -404,72 +332,62 @@ class FolderIndexing(RankerCache):
         self._skips.mark(str(path), stat, len(report.skipped) - skips)
         for key, row in mine.items():
             if key[len(prefix) :] not in seen:  # a line that is gone (or now bad)
-                self._delete(row[0])
+                self.store.delete(row[0])
                 report.removed += 1
-        self._db.execute(
-            "UPDATE documents SET mtime_ns = ?, size = ? WHERE path >= ? AND path < ?",
-            (stat.st_mtime_ns, stat.st_size, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)),
-        )
+        self.records.jsonl_read(prefix, stat)
 
     def _index_record(
         self,
         key: str,
         fields: dict[str, str],
-        known: dict[str, tuple[Any, ...]],
+        known: dict[str, Known],
         root: Path,
         where: str,
         report: IndexReport,
     ) -> int:
         """Write one JSON Lines document unless unchanged; returns 1 when it wrote something."""
         name, content = fields["name"], fields["content"]
-        title = fields["title"] or first_heading(content) or _title_from_name(name)
+        title = fields["title"] or first_heading(content) or title_from_name(name)
         uri = fields["uri"] or name_to_uri(name)
         updated_ns, problem = page_date(fields)
         if problem:
             report.warnings.append((where, problem))
         # The date joins the digest only when there is one, so lines without a date keep their old digests.
         parts = (uri, title, fields["description"], content) + ((str(updated_ns),) if updated_ns is not None else ())
-        digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+        digest = content_digest(*parts)
         row = known.get(key)
         if row is not None and row[3] == digest:
             report.unchanged += 1
             return 0
         if row is None:  # a name new to this file: if another file has it, say so before chunking the page
-            sql = "SELECT path FROM documents WHERE name = ? AND origin = 'file'"
-            taken = self._db.execute(sql, (name,)).fetchone()
+            taken = self.records.file_with_name(name)
             if taken is not None:
-                report.skipped.append((where, _duplicate(name, taken[0])))
+                report.skipped.append((where, duplicate_reason(name, taken)))
                 return 0
-        page = self._page(name, uri, title, fields["description"], content, updated_ns)
+        page = self.maker.page(name, uri, title, fields["description"], content, updated_ns)
         return self._write_file_page(page, digest, report, where, root=str(root), path=key)
 
-    def _page(
-        self, name: str, uri: str, title: str, description: str, content: str, updated_ns: int | None = None
-    ) -> _Page:
-        chunks = chunk_markdown(content, title, self.sizes)
-        return _Page(name, uri, " ".join(title.split()), description.strip(), content, chunks, updated_ns)
-
     def _remove_missing(self, root: Path, present: set[str], report: IndexReport) -> None:
-        rows = self._db.execute("SELECT id, path FROM documents WHERE root = ?", (str(root),)).fetchall()
-        gone = [doc_id for doc_id, path in rows if _source_file(path) not in present]
+        gone = [doc_id for doc_id, path in self.records.under(str(root)) if source_file(path) not in present]
         if not gone:
             return
-        with self._transaction():
+        with self.store.transaction():
             for doc_id in gone:
-                self._delete(doc_id)
+                self.store.delete(doc_id)
         report.removed += len(gone)
 
     def refresh_folders(self, *, progress: ProgressHook | None = None) -> IndexReport:
         """Reindex every remembered folder (incrementally). A folder that is gone is reported, not emptied."""
         report = IndexReport()
-        for folder in self.folders():
+        with self.store.failures("read the local index"):
+            folders = self.store.folders()
+        for folder in folders:
             if not Path(folder).exists():
                 report.skipped.append((folder, "folder not found (its documents are kept)"))
                 continue
             report.merge(self.add_folder(folder, progress=progress))
         return report
 
-    @_reports_failures("save documents in the local index")
     def add_documents(self, documents: Iterable[Document | dict[str, Any]], origin: str = "fetched") -> IndexReport:
         """Add or update documents given as :class:`~devknow_jupyter.models.Document` or service-shaped dicts.
 
@@ -478,25 +396,15 @@ class FolderIndexing(RankerCache):
         """
         started = time.perf_counter()
         report = IndexReport()
-        pages = []
-        for item in documents:
-            data = item.to_dict() if isinstance(item, Document) else dict(item)
-            name = _document_name(str(data.get("name") or ""), str(data.get("uri") or ""))
-            content = str(data.get("content") or "")
-            if not name:
-                report.skipped.append((str(data.get("name") or "?"), "no document name"))
-                continue
-            if not content.strip():
-                report.skipped.append((name, "empty content"))
-                continue
-            title = str(data.get("title") or "") or first_heading(content) or _title_from_name(name)
-            uri = str(data.get("uri") or "") or name_to_uri(name)
-            description = str(data.get("description") or "")
-            digest = hashlib.sha256("\x00".join((uri, title, description, content)).encode("utf-8")).hexdigest()
-            pages.append((name, uri, title, description, content, digest))
-        with self._lock:
-            self._check_open()
-            with self._transaction() as db:
+        with self.store.failures("save documents in the local index"):
+            pages = []
+            for item in documents:
+                fields = fetched_fields(item)
+                if len(fields) == 2:
+                    report.skipped.append(fields)
+                else:
+                    pages.append(fields)
+            with self.store.locked(), self.store.transaction() as db:
                 for name, uri, title, description, content, digest in pages:
                     row = db.execute("SELECT sha256, origin FROM documents WHERE name = ?", (name,)).fetchone()
                     if row is not None and row[0] == digest:
@@ -505,10 +413,10 @@ class FolderIndexing(RankerCache):
                     if row is not None and row[1] == "file":
                         report.skipped.append((name, "an indexed file has this name; the file's version is kept"))
                         continue
-                    page = self._page(name, uri, title, description, content)
+                    page = self.maker.page(name, uri, title, description, content)
                     try:
-                        created = self._write(page, origin, digest)
-                    except _Skip as exc:
+                        created = self.store.write(page, origin, digest)
+                    except Unreadable as exc:
                         report.skipped.append((name, str(exc)))
                         continue
                     if created:
@@ -523,19 +431,6 @@ class FolderIndexing(RankerCache):
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _front_matter_date(raw: bytes) -> int | None:
-    """The date a file's front matter gives (None when none, or when it cannot be read)."""
-    try:
-        return page_date(split_front_matter(raw.decode("utf-8", errors="replace")).meta)[0]
-    except FrontMatterError:
-        return None
-
-
-def _has_front_matter(raw: bytes) -> bool:
-    """Whether a file's text opens with a front matter block (a broken one counts: it is reported as such)."""
-    return re.match(rb"---[ \t]*\r?\n", raw.removeprefix(b"\xef\xbb\xbf")) is not None
-
-
 def _indexed_root(folder: str | os.PathLike[str]) -> Path:
     """The resolved folder (or single JSON Lines file) to index; a clear error for anything else."""
     root = Path(folder).expanduser()
@@ -545,30 +440,3 @@ def _indexed_root(folder: str | os.PathLike[str]) -> Path:
         f"Not a folder or a JSON Lines file: {root}",
         hint="Give a folder of Markdown (.md) or JSON Lines (.jsonl) files, or one .jsonl file.",
     )
-
-
-def _jsonl_name(fields: dict[str, str]) -> str:
-    return _document_name(fields.get("name", ""), fields.get("uri", ""))
-
-
-def _document_name(name: str, uri: str) -> str:
-    """A ``documents/...`` name from front matter: the name as given, else derived from the URI."""
-    name = name.strip()
-    if name:
-        if name.startswith(("https://", "http://")):
-            return DOCUMENT_PREFIX + name.split("://", 1)[1].rstrip("/")
-        return name if name.startswith(DOCUMENT_PREFIX) else DOCUMENT_PREFIX + name.lstrip("/")
-    uri = uri.strip()
-    if uri.startswith(("https://", "http://")):
-        return DOCUMENT_PREFIX + uri.split("://", 1)[1].rstrip("/")
-    return ""
-
-
-def _title_from_path(path: Path) -> str:
-    stem = path.stem if path.stem.lower() != "index" else path.parent.name or path.stem
-    return stem.replace("-", " ").replace("_", " ").strip().capitalize() or path.name
-
-
-def _title_from_name(name: str) -> str:
-    last = name.rstrip("/").rsplit("/", 1)[-1]
-    return last.replace("-", " ").replace("_", " ").strip().capitalize() or name

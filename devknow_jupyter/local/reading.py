@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 from .frontmatter import DATE_FIELDS
 
 __all__ = [
+    "JSONL_MARK",
     "JSONL_SUFFIXES",
     "MARKDOWN_SUFFIXES",
     "SKIP_DIRS",
@@ -42,11 +43,14 @@ __all__ = [
     "jsonl_documents",
     "open_document",
     "size_text",
+    "source_file",
     "walk_folder",
 ]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 JSONL_SUFFIXES = (".jsonl",)
+#: A document read from a JSON Lines file is recorded in the index with the path ``FILE.jsonl::NAME``.
+JSONL_MARK = "::"
 # Folders never worth walking: version control, virtual environments, build output.
 SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
 _READ_CHUNK = 1 << 16
@@ -311,3 +315,9 @@ def size_text(count: int) -> str:
     if count >= 1024 * 1024:
         return f"{count / 1024 / 1024:.1f} MB"
     return f"{count / 1024:.0f} KB" if count >= 1024 else f"{count} bytes"
+
+
+def source_file(path: str) -> str:
+    """The file a document was read from: its recorded path, or the JSON Lines file of ``FILE.jsonl::NAME``."""
+    at = path.lower().find(".jsonl" + JSONL_MARK)
+    return path[: at + len(".jsonl")] if at >= 0 else path

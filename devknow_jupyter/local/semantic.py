@@ -11,7 +11,7 @@ The weights are SIF's (smooth inverse frequency, Arora et al. 2017): a token see
 the index's own pages weighs ``a / (a + p)``, so the glue of a question ("how do I", "is there a way to") and
 of every page ("the", "you", "function") barely moves a vector while the words that name things carry it.
 The token counts come from the pages being embedded (:func:`sif_weights`; the index stores them beside the
-vectors, see :class:`~.ranker_cache.RankerCache`), so the weights fit whatever documentation is indexed.
+vectors, see :class:`~.vectors.PageVectors`), so the weights fit whatever documentation is indexed.
 Chosen by leave-one-set-out cross-validation over the bench's 688 questions (``bench/README.md``):
 SIF weights lifted the fused MRR@5 from 0.782 to 0.796 held out (how-to 0.479 -> 0.509, paraphrase 0.711 ->
 0.737); idf weights, dropping the question's stopword tokens, other lengths of text embedded, removing the

@@ -13,8 +13,8 @@ import unicodedata
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..local.database import MAX_DOC_ID, PAGE_SHIFT, PASSAGES_PER_PAGE, fts_declaration, schema_columns
 from ..local.ranker import FIELDS
+from ..local.schema import MAX_DOC_ID, PAGE_SHIFT, PASSAGES_PER_PAGE, fts_declaration, schema_columns
 from ..names import MAX_NAME_LENGTH
 
 __all__ = [

@@ -472,9 +472,13 @@ def _flatten_toc(tokens: list[dict[str, Any]]) -> list[TocEntry]:
     return entries
 
 
-def toc_html(entries: tuple[TocEntry, ...] | list[TocEntry], *, max_level: int = 3, label: str = "Contents") -> str:
-    """A collapsible table of contents (``<details>``) linking to the headings; our own, escaped HTML."""
-    shown = [entry for entry in entries if entry.level <= max_level][:300]
+def toc_html(
+    entries: tuple[TocEntry, ...] | list[TocEntry], *, max_level: int = 3, label: str = "Contents",
+    limit: int | None = 300,
+) -> str:
+    """A collapsible table of contents (``<details>``) linking to the headings; our own, escaped HTML.
+    At most ``limit`` entries (None: all of them, as a long page in sections lists them)."""
+    shown = [entry for entry in entries if entry.level <= max_level][:limit]
     if not shown:
         return ""
     parts = [f'<details class="devknow-toc"><summary>{html.escape(label)} ({len(shown)})</summary>']

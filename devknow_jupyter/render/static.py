@@ -31,6 +31,7 @@ from .markdown import (
     truncate_markdown,
     without_leading_labels,
 )
+from .sections import FIRST_CHARS, PageParts, outline, page_parts
 from .style import ROOT_CLASS, style_block
 from .twin import code_span, link_destination
 
@@ -65,6 +66,7 @@ __all__ = [
     "page",
     "path_html",
     "reference_html",
+    "sectioned_page_html",
     "truncation_note",
 ]
 
@@ -330,6 +332,8 @@ def document_body_html(
         body, truncated = source_html(doc.content, max_chars=max_chars), shown < len(doc.content)
         note = truncation_note(shown, len(doc.content), static=static) if truncated else ""
         return body + (f'<div class="devknow-note">{html.escape(note)}</div>' if note else ""), truncated
+    if _in_sections(doc, max_chars):
+        return _sectioned_body(doc, max_chars=max_chars, toc_min_headings=toc_min_headings, static=static)[:2]
     rendered = render_markdown(doc.content, base_url=doc.uri, max_chars=max_chars)
     toc = toc_html(rendered.toc) if toc_min_headings and len(rendered.toc) >= toc_min_headings else ""
     out = f'{toc}<div class="devknow-body">{rendered.html}</div>'
@@ -337,6 +341,48 @@ def document_body_html(
         note = truncation_note(rendered.shown_chars, rendered.total_chars, static=static)
         out += f'<div class="devknow-note">{html.escape(note)}</div>'
     return out, rendered.truncated
+
+
+#: A long page's contents list goes down to level 3 headings unless that makes more entries than this.
+TOC_ENTRIES = 500
+
+
+def _in_sections(doc: Document, max_chars: int | None) -> bool:
+    """Whether the static views show ``doc`` in sections: when it is long and the cut (``max_chars``) is past
+    the first part. No cut (0 or None) asks for the whole page rendered, whatever it costs."""
+    return bool(max_chars) and len(doc.content) > FIRST_CHARS and max_chars > FIRST_CHARS  # type: ignore[operator]
+
+
+def _sectioned_body(
+    doc: Document, *, max_chars: int | None, toc_min_headings: int, static: bool, sources: bool = True
+) -> tuple[str, bool, PageParts]:
+    """A long page's first sections rendered, the rest as placeholders (:mod:`.sections`), its whole contents
+    (down to level 3, or 2 when that would list more than :data:`TOC_ENTRIES`)."""
+    parts = page_parts(doc.content, base_url=doc.uri, max_chars=max_chars, sources=sources)
+    depth = 3 if sum(entry.level <= 3 for entry in parts.toc) <= TOC_ENTRIES else 2
+    toc = toc_html(parts.toc, max_level=depth, limit=None) if toc_min_headings and len(
+        parts.toc) >= toc_min_headings else ""
+    out = f'{toc}<div class="devknow-body">{parts.html}</div>'
+    truncated = parts.shown_chars < parts.total_chars
+    if truncated:
+        note = truncation_note(parts.shown_chars, parts.total_chars, static=static)
+        out += f'<div class="devknow-note">{html.escape(note)}</div>'
+    return out, truncated, parts
+
+
+def sectioned_page_html(
+    doc: Document, *, toc_min_headings: int = 4, sources: bool = True
+) -> tuple[str, PageParts | None]:
+    """A page as the live views show it: the whole page, long ones in sections filled on demand (the parts
+    say which are pending, and the output number :func:`.sections.section_html` needs). ``sources``: the
+    placeholders hold their Markdown source as text (False: their headings only)."""
+    head = document_header_html(doc)
+    if len(doc.content) <= FIRST_CHARS:
+        body, _ = document_body_html(doc, toc_min_headings=toc_min_headings, static=False)
+        return f'<div class="devknow-doc">{head}{body}</div>', None
+    body, _, parts = _sectioned_body(doc, max_chars=None, toc_min_headings=toc_min_headings, static=False,
+                                     sources=sources)
+    return f'<div class="devknow-doc">{head}{body}</div>', parts
 
 
 def document_html(doc: Document, *, max_chars: int | None = None, toc_min_headings: int = 4, raw: bool = False) -> str:
@@ -366,12 +412,36 @@ def document_markdown(doc: Document, *, max_chars: int | None = None, raw: bool 
     if raw:
         shown, _ = _clip(doc.content, max_chars or 0)
         lines.append(fenced_source(shown, "markdown", char="~").rstrip("\n"))
+    elif _in_sections(doc, max_chars):
+        lines.append(_sectioned_markdown(doc, max_chars))
     else:
         lines.append(safe_markdown(doc.content, base_url=doc.uri, max_chars=max_chars).strip())
     if max_chars and max_chars > 0 and len(doc.content) > max_chars:
         kept = len(shown) if raw else truncate_markdown(doc.content, max_chars)[1]
         lines += ["", f"*{escape_markdown(truncation_note(kept, len(doc.content)))}*"]
     return "\n".join(lines) + "\n"
+
+
+def _sectioned_markdown(doc: Document, max_chars: int | None) -> str:
+    """A long page's Markdown twin at the cost of its first part: the first sections re-emitted safely
+    (:func:`safe_markdown`), each later one as its heading and its source in a fenced block (inert, readable)."""
+    page = outline(doc.content, doc.uri)
+    parts = []
+    for index, section in enumerate(page.sections):
+        if max_chars and index and section.start >= max_chars:
+            break
+        source = page.source(index)
+        if index == 0 or section.end <= FIRST_CHARS:
+            parts.append(safe_markdown(source + ("\n\n" + page.definitions if page.definitions else ""),
+                                       base_url=doc.uri).strip())
+            continue
+        heading = page.toc[section.headings[0]] if section.headings else None
+        if heading is not None and source.startswith("#"):
+            parts.append("#" * heading.level + " " + escape_markdown(heading.text))
+            source = source.partition("\n")[2]
+        if source.strip():
+            parts.append(fenced_source(source.strip("\n"), "markdown", char="~").rstrip("\n"))
+    return "\n\n".join(part for part in parts if part)
 
 
 def documents_markdown(docs: Iterable[Document], *, max_chars: int | None = None, raw: bool = False) -> str:

@@ -101,7 +101,8 @@ class ResultWidget(anywidget.AnyWidget):
     ) -> None:
         self.actions = as_actions(actions)
         self._opts = _options(options)
-        self._documents: dict[str, Document] = {}  # opened pages, kept for "Show all"
+        self._documents: dict[str, Document] = {}  # opened pages, kept for "Show all" and their sections
+        self._sections: dict[str, int] = {}  # a long page's output number, for the sections it sends later
         traits.setdefault("page_size", max(1, self._opts.page_size))
         super().__init__(layout=_shared_layout(), can_open=self.actions is not None, **traits)
         self.on_msg(self._on_message)
@@ -117,6 +118,9 @@ class ResultWidget(anywidget.AnyWidget):
 
         The changed traits and the reply go to the page in one message (``hold_sync``), so it draws once.
         """
+        if isinstance(content, dict) and content.get("do") == "section":
+            self._send_section(str(content.get("name") or ""), content.get("index"))
+            return
         with self.hold_sync():
             try:
                 if isinstance(content, dict):
@@ -134,6 +138,33 @@ class ResultWidget(anywidget.AnyWidget):
         elif request == "all" and name:
             self.show_all(name)
 
+    def _send_section(self, name: str, index: Any) -> None:
+        """Render one pending section of a long page and send it to the page (``{"section", "name", "html"}``);
+        no ``replies`` count: the page asks for sections as they scroll into view, beside its other requests."""
+        from .sections import outline, section_html
+
+        document, number = self._documents.get(name), self._sections.get(name)
+        if document is None or number is None or not isinstance(index, int) or isinstance(index, bool):
+            return
+        page = outline(document.content, document.uri)
+        if not 0 <= index < len(page.sections):
+            return
+        try:
+            fragment = section_html(page, index, number)
+        except Exception as exc:  # one line in the view, not a traceback in the log console
+            fragment = f'<div class="devknow-error">{html.escape(error_line(exc))}</div>'
+        self.send({"section": index, "name": name, "html": fragment})
+
+    def page_item(self, document: Document) -> dict[str, Any]:
+        """``document`` as the view shows it; a long page comes in sections, filled as they are asked for."""
+        if self._opts.raw or len(document.content) <= static.FIRST_CHARS:
+            return _page_item(document, self._opts, self._opts.max_chars or None)
+        inner, parts = static.sectioned_page_html(document, toc_min_headings=self._opts.toc_min_headings)
+        if parts is not None:
+            self._sections[document.name] = parts.number
+        pending = len(parts.pending) if parts else 0
+        return {"name": document.name, "html": inner, "truncated": False, "sections": pending}
+
     def open_page(self, name: str) -> None:
         """Fetch the page ``name`` through the actions and show it in place (what Open and Enter do)."""
         if self.actions is None:
@@ -141,7 +172,7 @@ class ResultWidget(anywidget.AnyWidget):
             return
         document = self._documents.get(name) or self.actions.open(name)
         self._documents[name] = document
-        self.page = _page_item(document, self._opts, self._opts.max_chars or None)
+        self.page = self.page_item(document)
         self.error = ""
 
     def more(self) -> None:
@@ -247,9 +278,9 @@ class DocumentView(ResultWidget):
     def __init__(self, document: Document, *, options: DisplayOptions | None = None) -> None:
         self.document = document
         opts = _options(options)
-        page = _page_item(document, opts, opts.max_chars or None)
-        super().__init__(options=opts, kind="document", header=style_block(), page=page)
+        super().__init__(options=opts, kind="document", header=style_block())
         self._documents[document.name] = document
+        self.page = self.page_item(document)
 
     @property
     def truncated(self) -> bool:
@@ -270,9 +301,9 @@ class DocumentsView(ResultWidget):
         if extra:
             head += " · " + " · ".join(html.escape(part) for part in extra)
         header = f'{style_block()}<div class="devknow-header">{head}</div>{static.notices_html(info)}'
-        items = [_page_item(doc, opts, opts.max_chars or None) for doc in self.documents]
-        super().__init__(options=opts, kind="documents", header=header, items=items)
+        super().__init__(options=opts, kind="documents", header=header)
         self._documents = {doc.name: doc for doc in self.documents}
+        self.items = [self.page_item(doc) for doc in self.documents]
 
     def show_all(self, name: str) -> None:
         """Render the whole of page ``name`` in the list."""

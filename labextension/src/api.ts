@@ -34,6 +34,14 @@ export interface IDocument {
   description: string;
   title: string;
   html: string;
+  /** A long page: its sections still to render (placeholders, in order) and the number to ask them with. */
+  sections?: { number: number; pending: number[] };
+}
+
+export interface ISectionReply {
+  name: string;
+  index: number;
+  html: string;
 }
 
 export interface IDocumentsReply {
@@ -124,6 +132,11 @@ export function search(query: string, source: string, n: number, error = false):
 /** Whole pages by name or page URL. */
 export function documents(names: string[]): Promise<IDocumentsReply> {
   return requestAPI<IDocumentsReply>('documents', { method: 'POST', body: JSON.stringify({ names }) });
+}
+
+/** One section of a long page, rendered (what fills its placeholder). */
+export function section(name: string, index: number, number: number): Promise<ISectionReply> {
+  return requestAPI<ISectionReply>('section', { method: 'POST', body: JSON.stringify({ name, index, number }) });
 }
 
 /** An answer, or hits once the answer quota is used up. */

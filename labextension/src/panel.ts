@@ -6,7 +6,16 @@
 import { Widget } from '@lumino/widgets';
 
 import * as api from './api';
-import { addCodeActions, button, findAnchor, IRenderActions, sanitized, updateInsertButtons, wireLinks } from './render';
+import {
+  addCodeActions,
+  button,
+  fillSections,
+  findAnchor,
+  IRenderActions,
+  sanitized,
+  updateInsertButtons,
+  wireLinks
+} from './render';
 
 /** One place in the history: a hit list, a page or an answer, with the reply it showed. */
 type View =
@@ -278,13 +287,14 @@ export class DocsPanel extends Widget {
   private _render(): void {
     const view = this._history[this._position];
     this._view.replaceChildren();
+    this._stopSections();
     this._list = null;
     this._inserts = [];
     this.showError('');
     if (view?.kind === 'hits') {
       this._renderHits(view);
     } else if (view?.kind === 'page') {
-      this._renderContent(view.doc.html, 'jp-DevKnow-page', '.devknow-ref');
+      this._renderContent(view.doc.html, 'jp-DevKnow-page', '.devknow-ref', view.doc);
     } else if (view?.kind === 'answer') {
       this._renderContent(view.reply.html, 'jp-DevKnow-answer', '.devknow-ref');
     }
@@ -332,12 +342,22 @@ export class DocsPanel extends Widget {
     this.select(view.selected);
   }
 
-  private _renderContent(html: string, className: string, pageLinks: string): void {
+  private _renderContent(html: string, className: string, pageLinks: string, doc?: api.IDocument): void {
     const content = sanitized(html, this.options.sanitizer);
     content.classList.add(className);
     wireLinks(content, this.options, pageLinks);
     this._inserts = addCodeActions(content, this.options);
     this._view.append(content);
+    const sections = doc?.sections;
+    if (doc && sections) {
+      this._stopSections = fillSections(
+        content,
+        sections.pending,
+        this.options.sanitizer,
+        index => api.section(doc.name, index, sections.number).then(reply => reply.html),
+        section => this._inserts.push(...addCodeActions(section, this.options))
+      );
+    }
   }
 
   private _updateNav(): void {
@@ -352,6 +372,7 @@ export class DocsPanel extends Widget {
   private _statusAsked = false;
   private _list: HTMLElement | null = null;
   private _inserts: HTMLButtonElement[] = [];
+  private _stopSections: () => void = () => undefined;
   private readonly _back: HTMLButtonElement;
   private readonly _forward: HTMLButtonElement;
   private readonly _tab: HTMLButtonElement;
@@ -381,6 +402,16 @@ export class DocsPage extends Widget {
     wireLinks(content, actions, '');
     this._inserts = addCodeActions(content, actions);
     this.node.append(content);
+    const sections = doc.sections;
+    if (sections) {
+      fillSections(
+        content,
+        sections.pending,
+        actions.sanitizer,
+        index => api.section(doc.name, index, sections.number).then(reply => reply.html),
+        section => this._inserts.push(...addCodeActions(section, actions))
+      );
+    }
   }
 
   /** Refresh the Insert buttons when the active notebook changes. */

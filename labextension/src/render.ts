@@ -54,6 +54,49 @@ export function findAnchor(root: HTMLElement, id: string): Element | null {
   return root.querySelector(`[id="${quoted}"], [data-jupyter-id="${quoted}"]`);
 }
 
+/**
+ * Fill a long page's placeholders (`section.devknow-pending`, in the order of `pending`: the sanitizer keeps
+ * no data attributes) as they come within a few screens of view: `fetch(index)` gives a section's HTML,
+ * sanitized here; `filled` is called with each new section. A placeholder whose fetch fails keeps its
+ * source text. Returns what stops watching.
+ */
+export function fillSections(
+  root: HTMLElement,
+  pending: number[],
+  sanitizer: IRenderMime.ISanitizer,
+  fetch: (index: number) => Promise<string>,
+  filled: (section: HTMLElement) => void
+): () => void {
+  const holders = Array.from(root.querySelectorAll<HTMLElement>('section.devknow-pending'));
+  if (!holders.length || typeof IntersectionObserver === 'undefined') {
+    return () => undefined;
+  }
+  const observer = new IntersectionObserver(
+    entries => {
+      for (const entry of entries) {
+        const holder = entry.target as HTMLElement;
+        const index = pending[holders.indexOf(holder)];
+        if (!entry.isIntersecting || index === undefined) {
+          continue;
+        }
+        observer.unobserve(holder);
+        fetch(index).then(
+          html => {
+            const section = sanitized(html, sanitizer, 'section');
+            section.className = 'devknow-section';
+            holder.replaceWith(section);
+            filled(section);
+          },
+          () => undefined // the placeholder's source stays, readable
+        );
+      }
+    },
+    { rootMargin: '2000px 0px' }
+  );
+  holders.forEach(holder => observer.observe(holder));
+  return () => observer.disconnect();
+}
+
 /** Add Copy and "Insert into notebook" buttons above every `<pre>` block in `root`. */
 export function addCodeActions(root: HTMLElement, actions: IRenderActions): HTMLButtonElement[] {
   const inserts: HTMLButtonElement[] = [];

@@ -29,6 +29,22 @@ function loadImage(event) {
   link.replaceWith(Object.assign(document.createElement("img"), { src: link.href, alt: link.dataset.alt || "" }));
 }
 
+// A long page comes in sections (render/sections.py): each placeholder asks Python for its HTML when it
+// comes within a few screens of view, and is replaced by it when the reply ({section, name, html}) comes.
+function watchSections(model, container, name) {
+  const pending = container.querySelectorAll("section.devknow-pending[data-dk-section]");
+  if (!pending.length || typeof IntersectionObserver === "undefined") return null;
+  const observer = new IntersectionObserver(entries => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      observer.unobserve(entry.target);
+      model.send({ do: "section", name, index: Number(entry.target.dataset.dkSection) });
+    }
+  }, { rootMargin: "2000px 0px" });
+  pending.forEach(node => observer.observe(node));
+  return observer;
+}
+
 function render({ model, el }) {
   const kind = model.get("kind");
   const listed = kind === "hits" || kind === "hit" || kind === "answer"; // items with an Open each
@@ -62,6 +78,22 @@ function render({ model, el }) {
     pageView.setAttribute("data-lm-suppress-shortcuts", "true");
   }
   if (kind === "document") back.hidden = true; // a page on its own has no list to go back to
+
+  const sectioned = new Map(); // page name -> [its element, the observer of its pending sections]
+  function sections(container, name) {
+    sectioned.get(name)?.[1]?.disconnect();
+    sectioned.set(name, [container, watchSections(model, container, name)]);
+  }
+  function onSection(message) {
+    if (!message || typeof message.section !== "number") return;
+    const container = sectioned.get(message.name)?.[0];
+    const node = container?.querySelector(`section.devknow-pending[data-dk-section="${message.section}"]`);
+    if (!node) return;
+    const filled = element("section", "devknow-section");
+    filled.innerHTML = message.html; // sanitized in Python
+    node.replaceWith(filled);
+  }
+  model.on("msg:custom", onSection);
 
   const items = () => model.get("items") || [];
   const rows = () => Array.from(list.querySelectorAll(":scope > .dkv-item"));
@@ -101,6 +133,7 @@ function render({ model, el }) {
     const body = element("div", "dkv-item-html");
     body.innerHTML = item.html; // sanitized in Python
     row.append(body);
+    if (item.sections) sections(body, item.name);
     if (listed) {
       row.id = `${id}-${index}`;
       row.setAttribute("role", "option");
@@ -175,6 +208,7 @@ function render({ model, el }) {
     if (showing && drawn.page !== page.html) {
       drawn.page = page.html;
       pageBody.innerHTML = page.html; // sanitized in Python
+      if (page.sections) sections(pageBody, page.name);
     }
     showAll.hidden = !(showing && page.truncated);
     showAll.textContent = state.pending?.do === "all" ? "Rendering…" : "Show all";
@@ -245,6 +279,8 @@ function render({ model, el }) {
     changes.forEach(name => model.off(name, redraw));
     model.off("change:replies", onReply);
     model.off("change:twin", offerTwin);
+    model.off("msg:custom", onSection);
+    sectioned.forEach(([, observer]) => observer?.disconnect());
   };
 }
 
