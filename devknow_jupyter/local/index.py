@@ -289,9 +289,8 @@ class LocalIndex:
 
     def sites(self) -> list[str]:
         """The hosts of the pages held (what a site filter can find), the most pages first."""
-        with self._lock:
-            self._check_open()
-            uris = [row[0] for row in self._db.execute("SELECT uri FROM documents")]
+        with self.store.locked() as db:
+            uris = [row[0] for row in db.execute("SELECT uri FROM documents")]
         counts = Counter(host for host in map(_host, uris) if host)
         return sorted(counts, key=lambda host: (-counts[host], host))
 
