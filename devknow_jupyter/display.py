@@ -264,10 +264,13 @@ def placeholder(text: str = "Searching…", *, spinner: bool = False) -> MimeBun
     from .render.style import ROOT_CLASS, style_block
 
     ring = '<span class="devknow-spinner" aria-hidden="true"></span>' if spinner else ""
+    # The plain line goes without the stylesheet (italic by its markup): it shows for a moment, once per call,
+    # and is replaced. The spinning ring needs the stylesheet's animation.
+    style = style_block() + "\n" if spinner else ""
     return MimeBundle(
         {
             "text/plain": str(text),
-            "text/html": f'{style_block()}\n<div class="{ROOT_CLASS} devknow-placeholder" role="status">'
-            f"{ring}{html.escape(str(text))}</div>",
+            "text/html": f'{style}<div class="{ROOT_CLASS} devknow-placeholder" role="status">'
+            f"{ring}<em>{html.escape(str(text))}</em></div>",
         }
     )

@@ -66,6 +66,14 @@ def test_the_search_before_a_page_is_the_hits_beside_it():
     assert Visits().search_before() is None
 
 
+def test_a_question_leaves_no_hits_of_the_search_before_it_beside_its_answer_or_its_pages():
+    visits = Visits()
+    for entry in (search("a"), HistoryEntry("answer", "why?", None), page("p1"), search("b")):
+        visits.visit(entry)
+    assert [visits.search_before(position) for position in (1, 2)] == [None, None]
+    assert visits.search_before(0).key == "a" and visits.search_before(3).key == "b"
+
+
 def test_the_kernel_history_lives_in_the_namespace_and_keeps_only_entries():
     namespace: dict = {HISTORY_VARIABLE: [search("a"), "not an entry"]}
     history = kernel_history(namespace)
@@ -172,7 +180,9 @@ def test_the_es_module_and_stylesheet_ship_in_the_package_and_are_what_the_model
     folder = Path(package.__file__).parent / "esm"
     widget = ExplorerWidget()
     try:
-        assert widget._esm == (folder / "explorer.js").read_text(encoding="utf-8")
+        keys = (folder.parent.parent / "render" / "esm" / "keys.js").read_text(encoding="utf-8")
+        # The keys every devknow view keeps (shared with the result views), then the explorer's own module.
+        assert widget._esm == keys + (folder / "explorer.js").read_text(encoding="utf-8")
         assert widget._css == (folder / "explorer.css").read_text(encoding="utf-8")
         assert "export default { render }" in widget._esm
         assert not re.search(r"^\s*import\s", widget._esm, re.M)  # no dependencies, nothing fetched

@@ -136,17 +136,21 @@ def test_the_widget_fills_a_section_when_its_page_asks(frontend: Frontend) -> No
     assert view.page["sections"] > 0 and not view.truncated
     pending = re.findall(r'data-dk-section="(\d+)"', view.page["html"])
     last = int(pending[-1])
-    replies = view.replies
-    view._handle_msg({"content": {"data": {"method": "custom", "content": {
-        "do": "section", "name": doc.name, "index": last}}}, "buffers": []})
-    assert view.replies == replies  # a section is not one of the requests the page counts replies for
-    (message,) = frontend.messages
+
+    def ask(index: object) -> dict:
+        # What the module's invoke("page_section", {name, index}) sends; the answer goes back with its id.
+        view._handle_msg({"content": {"data": {"method": "custom", "content": {
+            "id": f"s{index}", "kind": "anywidget-command", "name": "page_section",
+            "msg": {"name": doc.name, "index": index}}}}, "buffers": []})
+        answer = frontend.messages[-1]
+        assert answer["id"] == f"s{index}" and answer["kind"] == "anywidget-command-response"
+        return answer["response"]
+
+    message = ask(last)
     assert message["section"] == last and message["name"] == doc.name
     assert "The end." in message["html"] and "<p>" in message["html"]
     ids, _ = ids_and_anchors(view.page["html"])
     last_id = re.search(r'<h2 id="([^"]+)">The very last part', message["html"])
     assert last_id and last_id.group(1) in ids  # the id the contents list links to
-    for index in (-1, 10_000, "2", True):  # out of range, or not a number: nothing sent
-        view._handle_msg({"content": {"data": {"method": "custom", "content": {
-            "do": "section", "name": doc.name, "index": index}}}, "buffers": []})
-    assert len(frontend.messages) == 1
+    for index in (-1, 10_000, "2", True):  # out of range, or not a number: an empty answer
+        assert ask(index) == {}

@@ -3,8 +3,9 @@
 Most views act through a client on the in-process StaticBackend (devknow_jupyter.testing, the fixture
 pages, no server); the header, the next page and the server-that-went-away tests use real loopback servers.
 
-What the page's module (render/esm/results.js) sends with ``model.send`` is delivered here as the kernel's
-comm delivers it (:func:`send_from_page`), and each test asserts on the traits the page draws from. Keys,
+What the page's module (render/esm/results.js) invokes (anywidget's commands) is delivered here as the
+kernel's comm delivers it (:func:`send_from_page`), and each test asserts on the traits the page draws from
+and on the answer the page awaits. Keys,
 focus, Back and the local "More" live in the browser: tests/e2e/test_result_widgets.py drives them.
 """
 
@@ -18,6 +19,7 @@ import pytest
 
 from devknow_jupyter import display
 from devknow_jupyter.client import DevKnowClient
+from devknow_jupyter.explorer.widget import ExplorerWidget
 from devknow_jupyter.models import Answer, Document, DocumentChunk, Documents, ResultInfo, SearchResults
 from devknow_jupyter.render.views import widget_for as view_for
 from devknow_jupyter.render.widgets import AnswerView, DocumentView, HitList, HitView
@@ -28,12 +30,23 @@ BUCKETS = "documents/docs.example.dev/storage/buckets"
 HEADING = "Create a storage bucket</h1>"
 
 
-def send_from_page(view: Any, **content: Any) -> None:
-    """Deliver ``content`` to ``view`` as a custom message from its page (what ``model.send`` in the ES module
-    does), through ipywidgets' own comm handler."""
-    replies = view.replies
-    view._handle_msg({"content": {"data": {"method": "custom", "content": content}}, "buffers": []})
-    assert view.replies == replies + 1, "the view did not answer (the page would wait)"
+COMMANDS = {"open": "open_hit", "more": "more_hits", "all": "whole_page"}
+
+
+def send_from_page(view: Any, do: str = "", **content: Any) -> None:
+    """Invoke the command for ``do`` ("open", "more", "all") with ``content``, as the ES module's
+    ``invoke`` does: an anywidget command message through ipywidgets' own comm handler. The view must answer
+    it (the page awaits the answer), with the view's error line."""
+    answers: list[Any] = []
+    send = view.send
+    view.send = lambda message, buffers=None: answers.append(message)  # what goes back to the page
+    try:
+        message = {"id": "req-1", "kind": "anywidget-command", "name": COMMANDS.get(do, do), "msg": content}
+        view._handle_msg({"content": {"data": {"method": "custom", "content": message}}, "buffers": []})
+    finally:
+        view.send = send
+    assert answers == [{"id": "req-1", "kind": "anywidget-command-response", "response": {"error": view.error}}], (
+        "the view did not answer (the page would wait)")
 
 
 def html_text(view: Any) -> str:
@@ -168,9 +181,11 @@ def test_hits_given_no_actions_cannot_open() -> None:
 
 def test_messages_the_view_does_not_know_change_nothing(client: DevKnowClient) -> None:
     view = HitList(many_hits(2), actions=client)
-    for content in ({"do": "delete"}, {"do": "open"}, {"name": BUCKETS}):
+    for content in ({"do": "open"}, {"do": "all"}, {"do": "all", "name": BUCKETS}):
         send_from_page(view, **content)
     view._handle_msg({"content": {"data": {"method": "custom", "content": "open"}}, "buffers": []})
+    view._handle_msg({"content": {"data": {"method": "custom", "content": {"do": "open", "name": BUCKETS}}},
+                      "buffers": []})  # the old hand-rolled message: not a request any more
     assert view.page == {} and view.error == "" and len(view.items) == 2
 
 
@@ -296,5 +311,20 @@ def test_views_have_cheap_reprs_and_ship_their_module() -> None:
     assert repr(HitList(many_hits(3))) == "<HitList>"
     assert repr(DocumentView(long_document(1))) == "<DocumentView>"
     view = HitList(many_hits(1))
-    assert "export default { render }" in view._esm and ".dkv-item" in view._css
+    assert "export default { render }" in view._esm
+    assert "function takeOwnKeys" in view._esm and "function takeOwnKeys" in ExplorerWidget._esm  # one keys.js
     assert isinstance(view, ipywidgets.DOMWidget)  # anywidget is an ipywidgets widget: the notebook contract holds
+
+
+def test_the_stylesheet_is_one_model_for_every_view_not_in_each() -> None:
+    from devknow_jupyter.render.style import CSS
+    from devknow_jupyter.render.widgets import StyleSheet, _shared_style
+
+    views = [HitList(many_hits(2)), DocumentView(long_document(1)), HitList(many_hits(3))]
+    style = _shared_style()
+    assert isinstance(style, StyleSheet) and CSS in style._css and ".dkv-item" in style._css
+    for view in views:
+        assert "<style" not in view.header and not getattr(view, "_css", "")
+    assert _shared_style() is style  # one model, made once
+    style.close()
+    assert _shared_style() is not style  # closed (Widget.close_all()): made again for the next view

@@ -131,8 +131,12 @@ def assert_safe_widget(widget: Any, *, quoted_text: bool = False) -> None:
     assert values
     for value in values:
         assert_safe_html(value, quoted_text=quoted_text)
-    # The whole view carries our stylesheet exactly once.
-    assert sum(len(STYLE_RE.findall(value)) for value in values) == 1
+    # No view carries a stylesheet: the one StyleSheet model of the kernel has it, ours verbatim.
+    assert sum(len(STYLE_RE.findall(value)) for value in values) == 0
+    from devknow_jupyter.render.style import CSS
+    from devknow_jupyter.render.widgets import StyleSheet
+
+    assert StyleSheet._css.startswith(CSS + "\n")
 
 
 # -- hostile results built from the fixture -----------------------------------------------------------------
@@ -222,7 +226,8 @@ def test_messages_escape_their_text() -> None:
         bundle = display.message_bundle(PAYLOAD, kind)
         assert_safe_html(bundle["text/html"], styles=1)
         assert "&lt;script&gt;" in bundle["text/html"]
-    assert_safe_html(display.placeholder(PAYLOAD)["text/html"], styles=1)
+    assert_safe_html(display.placeholder(PAYLOAD)["text/html"], styles=0)  # styled inline
+    assert_safe_html(display.placeholder(PAYLOAD, spinner=True)["text/html"], styles=1)  # the ring's animation
 
 
 def test_documents_opened_from_the_live_service_are_inert(sdk_server: Any) -> None:

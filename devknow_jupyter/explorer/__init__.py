@@ -349,7 +349,10 @@ class Explorer:
         else:
             # A document or answer keeps the hits of the search it came from beside it.
             context = self._visits.search_before(position)
-            if context is not None and context.result is not view.hits_result:
+            if context is None and view.hits_result is not None:
+                self._listed = None
+                view.clear_hits("No hits: the answer's references are listed under it.")
+            elif context is not None and context.result is not view.hits_result:
                 self._listed = context
                 view.show_hits(context.result)
             if entry.kind == "document":

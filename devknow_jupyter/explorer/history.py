@@ -119,9 +119,16 @@ class Visits:
         return self._stack[target]
 
     def search_before(self, position: int | None = None) -> HistoryEntry | None:
-        """The latest search at or before ``position`` (default: the current one): the hits beside a page."""
+        """The latest search at or before ``position`` (default: the current one): the hits beside a page.
+
+        None when an answer came after it: a question replaces the hits of the search before it (its pages,
+        and the pages opened from its references, show no hits of another question beside them).
+        """
         end = self.position if position is None else position
-        return next((entry for entry in reversed(self._stack[: end + 1]) if entry.kind == "search"), None)
+        for entry in reversed(self._stack[: end + 1]):
+            if entry.kind in ("search", "answer"):
+                return entry if entry.kind == "search" else None
+        return None
 
     def __len__(self) -> int:
         return len(self._stack)

@@ -17,6 +17,7 @@ explorer never jump into another output showing the same page.
 
 from __future__ import annotations
 
+import html
 import re
 import secrets
 import traceback
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 
 from ..errors import DevKnowError, redact
 from ..models import Answer, Document, SearchResults, name_to_uri
+from ..render.labels import tells_for
 from .widget import ExplorerWidget
 
 #: At most this many hits are listed (the "More hits" button stops there: a bounded page in the browser).
@@ -61,18 +63,28 @@ class ExplorerView:
         self.hits_result = results
         more = f'<div class="devknow-meta">The first {MAX_HITS} of {len(results)} hits are listed.</div>'
         header = _static().hits_header_html(results) + (more if len(results) > MAX_HITS else "")
+        tells = tells_for(shown)  # look-alike titles (sibling packages' reference pages) get their paths' difference
         with self.widget.hold_sync():
             self.widget.hits = [
                 {
-                    "label": f"{number}. {one_line(hit.title, 90)} — {host(hit.uri)}",
+                    "label": f"{number}. {one_line(hit.title, 90)}{f' ({tell})' if tell else ''} — {host(hit.uri)}",
                     "tooltip": f"{hit.title}\n{hit.uri}",
                 }
-                for number, hit in enumerate(shown, 1)
+                for (number, hit), tell in zip(enumerate(shown, 1), tells, strict=True)
             ]
             self.widget.selected = -1
             self.widget.has_more = results.has_next_page and len(results) < MAX_HITS
             self.widget.sites = sorted(self.domains)
             self.widget.hits_header_html = root(header)
+
+    def clear_hits(self, note: str) -> None:
+        """Empty the hit list (an answer replaces the search beside it); ``note`` says so in its header."""
+        self.hits_result = None
+        with self.widget.hold_sync():
+            self.widget.hits = []
+            self.widget.selected = -1
+            self.widget.has_more = False
+            self.widget.hits_header_html = root(f'<div class="devknow-header">{html.escape(note)}</div>')
 
     def highlight_hit(self, name: str | None) -> None:
         """Highlight the hit of document ``name`` (keeping the one picked among several of one page)."""
@@ -103,9 +115,11 @@ class ExplorerView:
 
     def show_passages(self, results: SearchResults) -> None:
         """The right pane for a search: each hit's passage."""
+        from ..render.payload import hit_items
+
         passages = "".join(
-            f'<div class="devknow-hit">{_static().hit_html(hit, i, max_chars=page_chars())}</div>'
-            for i, hit in enumerate(results[:MAX_HITS], 1)
+            f'<div class="devknow-hit">{item["html"]}</div>' for item in hit_items(results[:MAX_HITS],
+                                                                                   max_chars=page_chars())
         )
         with self.widget.hold_sync():
             self.highlight_hit(None)

@@ -21,13 +21,15 @@ import anywidget
 import traitlets as t
 
 _ESM = Path(__file__).parent / "esm"
+_KEYS = Path(__file__).parent.parent / "render" / "esm" / "keys.js"
 
 
 class ExplorerWidget(anywidget.AnyWidget):
     """The explorer's state, synced to its ES module: one widget model per explorer."""
 
-    _esm = _ESM / "explorer.js"
-    _css = _ESM / "explorer.css"
+    # Text, not paths (anywidget would watch a path in a thread); keys.js: the keys every devknow view keeps.
+    _esm = _KEYS.read_text(encoding="utf-8") + (_ESM / "explorer.js").read_text(encoding="utf-8")
+    _css = (_ESM / "explorer.css").read_text(encoding="utf-8")
 
     #: The search box, the site filter and the ask box (the module sends what was typed with each action).
     query = t.Unicode("").tag(sync=True)

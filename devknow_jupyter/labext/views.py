@@ -11,24 +11,28 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..render.views import view_for
+from ..render.payload import hit_items
+from ..render.views import FRAGMENT_PREVIEW_CHARS, view_for
 
 __all__ = ["answer_reply", "as_json", "documents_reply", "html_for", "search_reply", "section_reply"]
 
 
-def html_for(obj: Any, number: int | None = None) -> str:
-    """Inner HTML for a hit, a results header, a page or an answer (the panel adds the stylesheet once)."""
+def html_for(obj: Any, number: int | None = None, tell: str = "") -> str:
+    """Inner HTML for a hit, a results header, a page or an answer (the panel adds the stylesheet once);
+    ``tell``: what tells a hit apart from look-alikes (:func:`~devknow_jupyter.render.labels.tell_apart`)."""
     view = view_for(obj)
     if view is None:
         raise TypeError(f"no view for {type(obj).__name__}")
-    return view.fragment(obj, number)
+    return view.fragment(obj, number, tell) if tell else view.fragment(obj, number)
 
 
 def search_reply(results: Any) -> dict[str, Any]:
-    """Search results in the service's shape, each hit with its title, page URL and HTML added."""
+    """Search results in the service's shape, each hit with its title, page URL, tell (what tells it apart from
+    hits with its title, or "") and HTML added."""
+    items = hit_items(results, preview_chars=FRAGMENT_PREVIEW_CHARS)  # the payload the widgets show too
     hits = [
-        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "html": html_for(hit, number)}
-        for number, hit in enumerate(results, 1)
+        {**hit.to_dict(), "title": hit.title, "uri": hit.uri, "tell": item["tell"], "html": item["html"]}
+        for hit, item in zip(results, items, strict=True)
     ]
     return {
         "kind": "search",

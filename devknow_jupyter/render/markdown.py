@@ -94,7 +94,7 @@ _ATTRIBUTES: dict[str, set[str]] = {
     "col": {"span"},
     **{f"h{level}": {"id"} for level in range(1, 7)},
 }
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 _local = threading.local()
@@ -136,13 +136,14 @@ def sanitize_html(fragment: str, *, base_url: str | None = None) -> str:
             one (or when it is not an http(s) URL), relative URLs are removed.
     """
     try:
-        cleaner = _cleaner(_usable_base(base_url))
+        cleaner = _cleaner(usable_base(base_url))
     except ValueError:  # a base that nh3's URL parser refuses although ours took it: relative URLs go
         cleaner = _cleaner(None)
     return cleaner.clean(fragment)
 
 
-def _usable_base(base_url: str | None) -> str | None:
+def usable_base(base_url: str | None) -> str | None:
+    """The page's URL when relative links may be resolved against it (http or https), else None."""
     base = (base_url or "").strip()
     return base if base and _absolute_ok(base, ("http", "https")) else None
 
@@ -198,14 +199,14 @@ def safe_url(url: str, base_url: str | None = None) -> str | None:
     Entities and control characters are decoded first, the way a browser would, so ``java&#115;cript:``
     or ``java\\tscript:`` cannot slip through. Returns None for anything else.
     """
-    decoded = re.sub(r"[\t\n\r]", "", _CONTROL.sub("", html.unescape(url or ""))).strip()
+    decoded = re.sub(r"[\t\n\r]", "", CONTROL_CHARS.sub("", html.unescape(url or ""))).strip()
     # The scheme is judged with every space removed (stricter than a browser); the URL keeps them, encoded.
     squeezed, cleaned = decoded.replace(" ", ""), decoded.replace(" ", "%20")
     if not squeezed:
         return None
     if ":" in re.split(r"[/?#]", squeezed, maxsplit=1)[0]:  # a scheme (a later colon is part of a path)
         return cleaned if _absolute_ok(squeezed, SAFE_URL_SCHEMES) and _absolute_ok(cleaned, SAFE_URL_SCHEMES) else None
-    base = _usable_base(base_url)
+    base = usable_base(base_url)
     if base:
         try:
             joined = urljoin(base, cleaned)
@@ -237,17 +238,18 @@ def render_markdown(
     limit = max_chars if max_chars and max_chars > 0 else None
     from .settings import options
 
-    return _unique_ids(_render(text or "", _usable_base(base_url), limit, options.remote_images))
+    return _unique_ids(_render(text or "", usable_base(base_url), limit, options.remote_images))
 
 
-_outputs = itertools.count(1)
+#: Numbers each rendered output's heading ids, so a page shown twice keeps two working contents lists.
+output_numbers = itertools.count(1)
 _ID_OR_ANCHOR = re.compile(r'\b(id="|href="#)(' + re.escape(ID_PREFIX) + r"[0-9a-f]{6})-")
 
 
 def _unique_ids(rendered: RenderedMarkdown) -> RenderedMarkdown:
     """The rendering with heading ids (and the links to them) unique to this output: the same page shown
     twice in a notebook keeps each contents list pointing into its own copy."""
-    number = next(_outputs)
+    number = next(output_numbers)
     marked = _ID_OR_ANCHOR.sub(lambda m: f"{m.group(1)}{m.group(2)}-{number:x}-", rendered.html)
     toc = tuple(
         TocEntry(entry.level, re.sub(r"^(" + re.escape(ID_PREFIX) + r"[0-9a-f]{6})-", rf"\1-{number:x}-", entry.id),
@@ -261,7 +263,7 @@ _HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")')
 _SOURCE_SUFFIX = re.compile(r"^([^?#]*?)(?:\.md|\.markdown)(?=$|[?#])", re.IGNORECASE)
 
 
-def _public_links(raw: str, slugs: dict[str, str]) -> str:
+def public_links(raw: str, slugs: dict[str, str]) -> str:
     """Relative links as the page's public site has them, before the sanitizer resolves them: a ``.md``
     source suffix dropped (``auth.credential.md#x`` is the page ``auth.credential#x``), and ``#anchor``
     pointed at the heading's id in this rendering (``slugs``: anchor as written → our id)."""
@@ -281,15 +283,15 @@ def _public_links(raw: str, slugs: dict[str, str]) -> str:
 @lru_cache(maxsize=32)
 def _render(text: str, base_url: str | None, max_chars: int | None, remote_images: bool = False) -> RenderedMarkdown:
     shown, kept = truncate_markdown(text, max_chars)
-    md, state = _converter()
+    md, state = converter()
     # Heading ids get a per-document prefix: two documents in one notebook keep distinct anchors.
     digest = hashlib.sha1((base_url or text[:4000]).encode("utf-8", "replace")).hexdigest()[:6]
     state["prefix"] = f"{ID_PREFIX}{digest}-"
     md.reset()
-    raw = md.convert(_plain_code_after(defuse_openers(_CONTROL.sub("", shown)), HIGHLIGHT_CHARS))
-    raw, toc = _prefixed_ids(raw, tuple(_flatten_toc(getattr(md, "toc_tokens", []))), state["prefix"])
+    raw = md.convert(plain_code_after(defuse_openers(CONTROL_CHARS.sub("", shown)), HIGHLIGHT_CHARS))
+    raw, toc = prefixed_ids(raw, tuple(flatten_toc(getattr(md, "toc_tokens", []))), state["prefix"])
     slugs = {entry.id.removeprefix(state["prefix"]): entry.id for entry in toc}
-    cleaned = _in_page(sanitize_html(_public_links(raw, slugs), base_url=base_url), set(slugs.values()))
+    cleaned = in_page_links(sanitize_html(public_links(raw, slugs), base_url=base_url), set(slugs.values()))
     if not remote_images:
         cleaned = image_placeholders(cleaned)
     return RenderedMarkdown(cleaned, toc, kept, len(text))
@@ -324,7 +326,7 @@ def image_placeholders(cleaned: str) -> str:
     return _IMG.sub(placeholder, cleaned) if "<img" in cleaned else cleaned
 
 
-def _prefixed_ids(raw: str, toc: tuple[TocEntry, ...], prefix: str) -> tuple[str, tuple[TocEntry, ...]]:
+def prefixed_ids(raw: str, toc: tuple[TocEntry, ...], prefix: str) -> tuple[str, tuple[TocEntry, ...]]:
     """Heading ids given in the page (MkDocs' ``{ #anchor }``) with the document's prefix, like the made ones,
     so they stay unique per output and the page's links to ``#anchor`` still land on them."""
     given = {entry.id.removeprefix(ID_PREFIX) for entry in toc if not entry.id.startswith(prefix)}
@@ -344,7 +346,8 @@ def _prefixed_ids(raw: str, toc: tuple[TocEntry, ...], prefix: str) -> tuple[str
     )
 
 
-def _in_page(cleaned: str, ids: set[str]) -> str:
+def in_page_links(cleaned: str, ids: set[str]) -> str:
+    """Sanitized HTML whose links to one of ``ids`` stay in the notebook (no new tab, no page URL)."""
     # The sanitizer resolves "#dk-…" against the page's URL and opens links in a new tab; a link to a heading
     # of this output stays in the notebook.
     def local(match: re.Match[str]) -> str:
@@ -356,7 +359,7 @@ def _in_page(cleaned: str, ids: set[str]) -> str:
     return re.sub(r'<a ([^>]*?)href="([^"#]*)#([^"]+)"([^>]*)>', local, cleaned)
 
 
-def _plain_code_after(text: str, start: int) -> str:
+def plain_code_after(text: str, start: int) -> str:
     """``text`` with the language dropped from fenced code blocks that begin at or after ``start``.
 
     Without a language, codehilite uses Pygments' plain-text lexer: the block looks the same, without
@@ -379,7 +382,8 @@ def _plain_code_after(text: str, start: int) -> str:
     return "".join(pieces)
 
 
-def _converter() -> tuple[Any, dict[str, str]]:
+def converter() -> tuple[Any, dict[str, str]]:
+    """This thread's Markdown converter and its state (built once per thread)."""
     # Python-Markdown instances are not thread-safe but are costly to build: keep one per thread.
     cached = getattr(_local, "converter", None)
     if cached is not None:
@@ -456,7 +460,8 @@ def _formatter_class() -> type:
     return CachedStyleHtmlFormatter
 
 
-def _flatten_toc(tokens: list[dict[str, Any]]) -> list[TocEntry]:
+def flatten_toc(tokens: list[dict[str, Any]]) -> list[TocEntry]:
+    """Python-Markdown's nested contents tokens as one list of entries, in page order."""
     entries: list[TocEntry] = []
 
     def walk(items: list[dict[str, Any]]) -> None:
@@ -614,7 +619,7 @@ def absolute_links(text: str, base_url: str | None) -> str:
     as its site would have them (a ``.md`` source suffix dropped, as on the rendered page), and nothing else
     changed: code blocks and code spans are left alone. For ``devknow get``, whose output is the page itself.
     """
-    base = _usable_base(base_url)
+    base = usable_base(base_url)
     if not base or ("](" not in text and "]:" not in text):
         return text
 
@@ -660,8 +665,8 @@ def safe_markdown(text: str, *, base_url: str | None = None, max_chars: int | No
     """
     from .twin import markdown_twin
 
-    shown, _ = truncate_markdown(_CONTROL.sub("", text or ""), max_chars)
-    return markdown_twin(shown, base_url=_usable_base(base_url))
+    shown, _ = truncate_markdown(CONTROL_CHARS.sub("", text or ""), max_chars)
+    return markdown_twin(shown, base_url=usable_base(base_url))
 
 
 def escape_markdown(text: str) -> str:
@@ -671,7 +676,7 @@ def escape_markdown(text: str) -> str:
     """
     from .twin import escape_text
 
-    return escape_text(" ".join(_CONTROL.sub("", str(text or "")).split()))
+    return escape_text(" ".join(CONTROL_CHARS.sub("", str(text or "")).split()))
 
 
 def fenced_source(text: str, info: str = "", *, char: str = "`") -> str:

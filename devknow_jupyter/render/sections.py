@@ -32,18 +32,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .markdown import (
-    _CONTROL,
+    CONTROL_CHARS,
     ID_PREFIX,
     TocEntry,
-    _converter,
-    _flatten_toc,
-    _in_page,
-    _plain_code_after,
-    _prefixed_ids,
-    _public_links,
-    _usable_base,
+    converter,
+    flatten_toc,
     image_placeholders,
+    in_page_links,
+    plain_code_after,
+    prefixed_ids,
+    public_links,
     sanitize_html,
+    usable_base,
 )
 
 __all__ = ["FIRST_CHARS", "SECTION_CHARS", "Outline", "outline", "page_parts", "section_html"]
@@ -182,8 +182,8 @@ def _slug(label: str) -> str:
 @lru_cache(maxsize=16)
 def outline(text: str, base_url: str | None = None) -> Outline:
     """Cut ``text`` into sections at headings that start a block (see the module docstring); cached."""
-    base = _usable_base(base_url)
-    text = _CONTROL.sub("", text)
+    base = usable_base(base_url)
+    text = CONTROL_CHARS.sub("", text)
     key = hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
     digest = hashlib.sha1((base or text[:4000]).encode("utf-8", "replace")).hexdigest()[:6]
     prefix = f"{ID_PREFIX}{digest}-"
@@ -226,17 +226,17 @@ def _rendered(page: Outline, index: int, remote_images: bool) -> str:
     source = page.source(index)
     if page.definitions:
         source += "\n\n" + page.definitions + "\n"
-    md, state = _converter()
+    md, state = converter()
     state["prefix"] = page.prefix
     md.reset()
-    raw = md.convert(_plain_code_after(defuse_openers(source), max(0, HIGHLIGHT_CHARS - section.start)))
-    raw, local = _prefixed_ids(raw, tuple(_flatten_toc(getattr(md, "toc_tokens", []))), page.prefix)
+    raw = md.convert(plain_code_after(defuse_openers(source), max(0, HIGHLIGHT_CHARS - section.start)))
+    raw, local = prefixed_ids(raw, tuple(flatten_toc(getattr(md, "toc_tokens", []))), page.prefix)
     wanted = [page.toc[i].id for i in section.headings]
     if len(local) == len(wanted):  # the headings this pass found are the ones the page pass found
         renames = {entry.id: ident for entry, ident in zip(local, wanted, strict=True)}
         raw = _HEADING_TAG.sub(lambda m: m.group(1) + renames.get(m.group(2), m.group(2)) + m.group(3), raw)
     slugs = {entry.id.removeprefix(page.prefix): entry.id for entry in page.toc}
-    cleaned = _in_page(sanitize_html(_public_links(raw, slugs), base_url=page.base_url), set(slugs.values()))
+    cleaned = in_page_links(sanitize_html(public_links(raw, slugs), base_url=page.base_url), set(slugs.values()))
     return cleaned if remote_images else image_placeholders(cleaned)
 
 
@@ -302,10 +302,10 @@ def page_parts(
     """The page with its first sections rendered (whole sections within ``first_chars`` characters, at least
     one) and the others as placeholders (holding their source, with ``sources``), up to about ``max_chars``
     characters (whole sections; None: all)."""
-    from .markdown import _outputs
+    from .markdown import output_numbers
 
     page = outline(text or "", base_url)
-    number = next(_outputs)
+    number = next(output_numbers)
     parts: list[str] = []
     pending: list[int] = []
     toc: list[TocEntry] = []

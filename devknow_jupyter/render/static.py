@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from ..terminal import terminal_safe
 from .citations import cited_markdown, cited_plain
+from .labels import tells_for
 from .markdown import (
     escape_markdown,
     fenced_source,
@@ -209,12 +210,18 @@ def _passage(hit: DocumentChunk, preview_chars: int | None) -> tuple[str, bool]:
 
 
 def hit_html(
-    hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None, preview_chars: int | None = None
+    hit: DocumentChunk,
+    number: int | None = None,
+    *,
+    max_chars: int | None = None,
+    preview_chars: int | None = None,
+    tell: str = "",
 ) -> str:
     """One hit as inner HTML: numbered title linking to the page, document name, rendered passage.
 
     ``preview_chars``: show only the start of the passage (:func:`~.markdown.preview_markdown`), fading
-    out at the bottom, as hit lists do; None shows all of it.
+    out at the bottom, as hit lists do; None shows all of it. ``tell``: what tells this hit apart from
+    others with its title (:func:`~.labels.tell_apart`), shown after the title.
     """
     prefix = f"{number}. " if number is not None else ""
     passage, shortened = _passage(hit, preview_chars)
@@ -227,31 +234,51 @@ def hit_html(
     if shortened:
         label = html.escape(PREVIEW_NOTE, quote=True)
         more = f'<div class="devknow-more" title="{label}" aria-label="{label}">…</div>'
+    told = f' <span class="devknow-tell">{path_html(tell)}</span>' if tell else ""
     return (
-        f'<div class="devknow-hit-title">{html.escape(prefix)}{link_html(hit.uri, hit.title)}</div>'
+        f'<div class="devknow-hit-title">{html.escape(prefix)}{link_html(hit.uri, hit.title)}{told}</div>'
         f'<div class="devknow-meta">{path_html(hit.parent)}</div>'
         f'<div class="{chunk_class}">{body.html}{more}</div>{note}'
     )
 
 
-def hits_html(results: SearchResults, *, max_chars: int | None = None, preview_chars: int | None = None) -> str:
-    """All hits as a complete HTML output (stylesheet included); ``preview_chars`` as for :func:`hit_html`."""
-    items = "".join(
-        f'<div class="devknow-hit">{hit_html(hit, i, max_chars=max_chars, preview_chars=preview_chars)}</div>'
-        for i, hit in enumerate(results, 1)
-    )
-    return page(hits_header_html(results) + items, "devknow-hits")
+def hits_html(
+    results: SearchResults,
+    *,
+    max_chars: int | None = None,
+    preview_chars: int | None = None,
+    items: list[dict] | None = None,
+) -> str:
+    """All hits as a complete HTML output (stylesheet included); ``preview_chars`` as for :func:`hit_html`;
+    ``items``: the hits rendered already (:func:`~.payload.hit_items`), whose HTML is used as it is."""
+    if items is not None:
+        parts = [item["html"] for item in items]
+    else:
+        tells = tells_for(results)
+        parts = [
+            hit_html(hit, i, max_chars=max_chars, preview_chars=preview_chars, tell=tell)
+            for (i, hit), tell in zip(enumerate(results, 1), tells, strict=True)
+        ]
+    items_html = "".join(f'<div class="devknow-hit">{part}</div>' for part in parts)
+    return page(hits_header_html(results) + items_html, "devknow-hits")
 
 
 def hit_markdown(
-    hit: DocumentChunk, number: int | None = None, *, max_chars: int | None = None, preview_chars: int | None = None
+    hit: DocumentChunk,
+    number: int | None = None,
+    *,
+    max_chars: int | None = None,
+    preview_chars: int | None = None,
+    tell: str = "",
 ) -> str:
-    """One hit as safe Markdown; ``preview_chars`` shortens the passage (ending it with "…")."""
+    """One hit as safe Markdown; ``preview_chars`` shortens the passage (ending it with "…"); ``tell`` as for
+    :func:`hit_html`."""
     prefix = f"{number}. " if number is not None else ""
     passage, shortened = _passage(hit, preview_chars)
     body = safe_markdown(passage, base_url=hit.uri, max_chars=max_chars).strip()
     more = "\n\n…" if shortened else ""
-    return f"### {prefix}{_md_link(hit.title, hit.uri)}\n\n{_md_code(hit.parent)}\n\n{body}{more}\n"
+    told = f" · {_md_code(tell)}" if tell else ""
+    return f"### {prefix}{_md_link(hit.title, hit.uri)}{told}\n\n{_md_code(hit.parent)}\n\n{body}{more}\n"
 
 
 def hits_markdown(results: SearchResults, *, max_chars: int | None = None, preview_chars: int | None = None) -> str:
@@ -266,8 +293,10 @@ def hits_markdown(results: SearchResults, *, max_chars: int | None = None, previ
     lines += [f"> {escape_markdown(notice)}\n" for notice in results.info.notices]
     if not len(results):
         lines.append("No results. Try other or fewer words.\n")
+    tells = tells_for(results)
     lines += [
-        hit_markdown(hit, i, max_chars=max_chars, preview_chars=preview_chars) for i, hit in enumerate(results, 1)
+        hit_markdown(hit, i, max_chars=max_chars, preview_chars=preview_chars, tell=tell)
+        for (i, hit), tell in zip(enumerate(results, 1), tells, strict=True)
     ]
     return "\n".join(lines)
 

@@ -68,6 +68,7 @@ CSS = f"""
   var(--jp-warn-color1, #e0a030); }}
 .devknow-hit {{ padding: 0.5em 0; border-bottom: 1px solid {_BORDER}; }}
 .devknow-hit-title {{ font-size: 1.08em; font-weight: 600; }}
+.devknow-tell {{ color: {_MUTED}; font-family: {_CODE_FONT}; font-size: 0.8em; font-weight: normal; }}
 .devknow-meta {{ color: {_MUTED}; font-family: {_CODE_FONT}; font-size: 0.8em; }}
 .devknow-chunk {{ margin-top: 0.3em; }}
 .devknow-clamped {{ max-height: 12em; overflow: hidden;

@@ -55,8 +55,9 @@ class View:
         """What ``devknow`` prints for it (the printer escapes control characters)."""
         raise NotImplementedError
 
-    def fragment(self, obj: Any, number: int | None = None) -> str:
-        """Inner HTML for the JupyterLab panel, which adds the stylesheet once."""
+    def fragment(self, obj: Any, number: int | None = None, tell: str = "") -> str:
+        """Inner HTML for the JupyterLab panel, which adds the stylesheet once (``tell``: a hit's, see
+        :func:`~.labels.tell_apart`)."""
         raise NotImplementedError
 
 
@@ -119,7 +120,11 @@ class SearchResultsView(View):
         return HitList(obj, actions=actions, options=options)
 
     def html(self, obj: SearchResults, options: DisplayOptions) -> str:
-        return static.hits_html(obj, max_chars=_limit(options), preview_chars=options.preview_chars or None)
+        from .payload import hit_items
+
+        # The widget's items are these (rendered once for both): the same limits as HitList's.
+        items = hit_items(obj, max_chars=_limit(options), preview_chars=options.preview_chars or None)
+        return static.hits_html(obj, items=items)
 
     def markdown(self, obj: SearchResults, options: DisplayOptions) -> str:
         return static.hits_markdown(obj, max_chars=_limit(options), preview_chars=options.preview_chars or None)
@@ -138,7 +143,7 @@ class SearchResultsView(View):
             parts.append(f"{number}. {title}\n   {uri}\n   {parent}\n{body}")
         return "".join(parts)
 
-    def fragment(self, obj: SearchResults, number: int | None = None) -> str:
+    def fragment(self, obj: SearchResults, number: int | None = None, tell: str = "") -> str:
         return static.hits_header_html(obj)
 
 
@@ -163,8 +168,8 @@ class ChunkView(View):
     def cli(self, obj: DocumentChunk) -> str:
         return SearchResultsView().cli(SearchResults("", [obj]))
 
-    def fragment(self, obj: DocumentChunk, number: int | None = None) -> str:
-        return static.hit_html(obj, number, preview_chars=FRAGMENT_PREVIEW_CHARS)
+    def fragment(self, obj: DocumentChunk, number: int | None = None, tell: str = "") -> str:
+        return static.hit_html(obj, number, preview_chars=FRAGMENT_PREVIEW_CHARS, tell=tell)
 
 
 @register(Document)
@@ -194,7 +199,7 @@ class DocumentView(View):
         content = absolute_links(obj.content.rstrip(), obj.uri)
         return f"<!-- {_one_line(obj.name)} | {_one_line(obj.uri)} -->\n{content}\n"
 
-    def fragment(self, obj: Document, number: int | None = None) -> str:
+    def fragment(self, obj: Document, number: int | None = None, tell: str = "") -> str:
         return static.document_html(obj, toc_min_headings=2)
 
 
@@ -221,7 +226,7 @@ class DocumentsView(View):
     def cli(self, obj: Documents) -> str:
         return "\n---\n\n".join(DocumentView().cli(doc) for doc in obj)
 
-    def fragment(self, obj: Documents, number: int | None = None) -> str:
+    def fragment(self, obj: Documents, number: int | None = None, tell: str = "") -> str:
         return "".join(DocumentView().fragment(doc) for doc in obj)
 
 
@@ -252,7 +257,7 @@ class AnswerView(View):
             lines += [f"{i}. [{name_to_uri(ref)}]({name_to_uri(ref)})" for i, ref in enumerate(obj.references, 1)]
         return "\n".join(lines) + "\n"
 
-    def fragment(self, obj: Answer, number: int | None = None) -> str:
+    def fragment(self, obj: Answer, number: int | None = None, tell: str = "") -> str:
         refs = [static.reference_html(name, i) for i, name in enumerate(obj.references, 1)]
         heading = '<div class="devknow-refs">References</div>' if refs else ""
         return static.answer_header_html(obj) + static.answer_text_html(obj) + heading + "".join(refs)

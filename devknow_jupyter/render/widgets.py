@@ -10,8 +10,8 @@
 
 Data flows as synced traits: plain data and HTML that Python rendered and sanitized (:mod:`.static`);
 the browser code (``esm/results.js``) never renders Markdown, it places that HTML and handles keys and
-clicks. Fetching stays in Python: the page sends a custom message (``{"do": "open", "name": …}``,
-``{"do": "more"}``, ``{"do": "all", "name": …}``), the view acts through the :class:`~.actions.ResultActions`
+clicks. Fetching stays in Python: the page invokes an anywidget command (``open_hit`` with ``{"name": …}``,
+``more_hits``, ``whole_page`` with ``{"name": …}``), the view acts through the :class:`~.actions.ResultActions`
 its caller handed in and answers by setting traits; a failure shows as one short line in the view.
 
 One model per output instead of tens of core widgets: every model is a comm to the frontend, and VS Code
@@ -28,16 +28,21 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import ipywidgets
 import traitlets
+from anywidget.experimental import command
 
 from . import static
 from .actions import ResultActions, as_actions
-from .style import style_block
+from .labels import tells_for
+from .payload import hit_items, page_item
+from .style import CSS
 
 if TYPE_CHECKING:
     from ..models import Answer, Document, DocumentChunk, Documents, SearchResults
     from .settings import DisplayOptions
 
-__all__ = ["AnswerView", "DocumentView", "DocumentsView", "HitList", "HitView", "ResultWidget", "error_line"]
+__all__ = [
+    "AnswerView", "DocumentView", "DocumentsView", "HitList", "HitView", "ResultWidget", "StyleSheet", "error_line",
+]
 
 
 def _asset(name: str) -> str:
@@ -63,6 +68,7 @@ def error_line(exc: BaseException) -> str:
 
 
 _SHARED_LAYOUT: ipywidgets.Layout | None = None
+_SHARED_STYLE: StyleSheet | None = None
 
 
 def _shared_layout() -> ipywidgets.Layout:
@@ -73,18 +79,39 @@ def _shared_layout() -> ipywidgets.Layout:
     return _SHARED_LAYOUT
 
 
+class StyleSheet(anywidget.AnyWidget):
+    """The views' stylesheet (:data:`~.style.CSS` and ``esm/results.css``) in one model per kernel, shown nowhere.
+
+    anywidget puts a model's ``_css`` into the page when the page creates the model (also from a saved
+    notebook's widget state), once per model class: so the stylesheet reaches the page once, however many
+    result views the notebook holds, and each view carries only its content.
+    """
+
+    _esm = "export default {};"
+    _css = CSS + "\n" + _asset("results.css")
+
+
+def _shared_style() -> StyleSheet:
+    """The one :class:`StyleSheet` model (made again if ``Widget.close_all()`` closed it)."""
+    global _SHARED_STYLE
+    if _SHARED_STYLE is None or getattr(_SHARED_STYLE, "comm", None) is None:
+        _SHARED_STYLE = StyleSheet(layout=_shared_layout())
+    return _SHARED_STYLE
+
+
 class ResultWidget(anywidget.AnyWidget):
     """The one model behind every view: what the page shows, as synced traits, and the requests it answers.
 
-    Traits: ``kind`` (hits, hit, document, documents, answer); ``header`` (sanitized HTML with the stylesheet);
+    Traits: ``kind`` (hits, hit, document, documents, answer); ``header`` (sanitized HTML; the stylesheet is
+    the one :class:`StyleSheet` model's);
     ``items`` (the hits, references or documents: ``{"name", "html", "truncated"}``); ``page_size``;
     ``has_next`` (the service has another page of hits); ``can_open`` (actions were given); ``page`` (the
-    page opened in place: ``{"name", "html", "truncated"}``, or ``{}``); ``error`` (one line, or ""); and
-    ``replies``, counted up after each request is answered (so the page knows even when nothing changed).
+    page opened in place: ``{"name", "html", "truncated"}``, or ``{}``); ``error`` (one line, or "").
+    The page's requests are anywidget commands (:meth:`open_hit`, :meth:`more_hits`, :meth:`whole_page`),
+    which the page awaits with ``invoke``.
     """
 
-    _esm = _asset("results.js")
-    _css = _asset("results.css")
+    _esm = _asset("keys.js") + _asset("results.js")  # keys.js: the keys every view keeps (the explorer's too)
 
     kind = traitlets.Unicode("").tag(sync=True)
     header = traitlets.Unicode("").tag(sync=True)
@@ -94,7 +121,6 @@ class ResultWidget(anywidget.AnyWidget):
     can_open = traitlets.Bool(False).tag(sync=True)
     page = traitlets.Dict().tag(sync=True)
     error = traitlets.Unicode("").tag(sync=True)
-    replies = traitlets.Int(0).tag(sync=True)
 
     def __init__(
         self, *, actions: ResultActions | Any | None = None, options: DisplayOptions | None = None, **traits: Any
@@ -104,56 +130,64 @@ class ResultWidget(anywidget.AnyWidget):
         self._documents: dict[str, Document] = {}  # opened pages, kept for "Show all" and their sections
         self._sections: dict[str, int] = {}  # a long page's output number, for the sections it sends later
         traits.setdefault("page_size", max(1, self._opts.page_size))
+        _shared_style()  # before this view's model, so the page has the stylesheet when the view renders
         super().__init__(layout=_shared_layout(), can_open=self.actions is not None, **traits)
-        self.on_msg(self._on_message)
 
     def __repr__(self) -> str:
         # ipywidgets' repr serializes every trait (these hold whole pages); results end up in Out[] and logs.
         return f"<{type(self).__name__}>"
 
-    # -- requests from the page ---------------------------------------------------------------------------
+    # -- requests from the page (anywidget commands: the page awaits ``invoke(name, msg)``) ------------------
 
-    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """Answer one request of the page; whatever happens, count the reply (the page waits for it).
+    def _answer(self, act: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """Run ``act()`` for the page and answer it; a failure is one line in the view, never a traceback.
 
-        The changed traits and the reply go to the page in one message (``hold_sync``), so it draws once.
+        The changed traits go to the page in one message (``hold_sync``) before the answer, so once the
+        page's ``invoke`` resolves it draws once, from the new state.
         """
-        if isinstance(content, dict) and content.get("do") == "section":
-            self._send_section(str(content.get("name") or ""), content.get("index"))
-            return
         with self.hold_sync():
             try:
-                if isinstance(content, dict):
-                    self._answer(str(content.get("do") or ""), str(content.get("name") or ""))
+                act()
             except Exception as exc:  # never into ipywidgets' log console: one line in the view
                 self.error = error_line(exc)
-            finally:
-                self.replies += 1
+        return {"error": self.error}, []
 
-    def _answer(self, request: str, name: str) -> None:
-        if request == "open" and name:
-            self.open_page(name)
-        elif request == "more":
-            self.more()
-        elif request == "all" and name:
-            self.show_all(name)
+    @command
+    def open_hit(self, msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's Open (or Enter) on ``{"name"}``: :meth:`open_page`."""
+        name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
+        return self._answer(lambda: self.open_page(name) if name else None)
 
-    def _send_section(self, name: str, index: Any) -> None:
-        """Render one pending section of a long page and send it to the page (``{"section", "name", "html"}``);
-        no ``replies`` count: the page asks for sections as they scroll into view, beside its other requests."""
+    @command
+    def more_hits(self, _msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's "More" once every item in hand is shown: :meth:`more`."""
+        return self._answer(self.more)
+
+    @command
+    def whole_page(self, msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's "Show all" on ``{"name"}``: :meth:`show_all`."""
+        name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
+        return self._answer(lambda: self.show_all(name) if name else None)
+
+    @command
+    def page_section(self, msg: Any, _buffers: Any) -> tuple[dict[str, Any], list[bytes]]:
+        """The page asks for one pending section of a long page as it nears the view (``{"name", "index"}``):
+        the answer is ``{"section", "name", "html"}``, or ``{}`` when there is no such section."""
         from .sections import outline, section_html
 
+        name = str(msg.get("name") or "") if isinstance(msg, dict) else ""
+        index = msg.get("index") if isinstance(msg, dict) else None
         document, number = self._documents.get(name), self._sections.get(name)
         if document is None or number is None or not isinstance(index, int) or isinstance(index, bool):
-            return
+            return {}, []
         page = outline(document.content, document.uri)
         if not 0 <= index < len(page.sections):
-            return
+            return {}, []
         try:
             fragment = section_html(page, index, number)
         except Exception as exc:  # one line in the view, not a traceback in the log console
             fragment = f'<div class="devknow-error">{html.escape(error_line(exc))}</div>'
-        self.send({"section": index, "name": name, "html": fragment})
+        return {"section": index, "name": name, "html": fragment}, []
 
     def page_item(self, document: Document) -> dict[str, Any]:
         """``document`` as the view shows it; a long page comes in sections, filled as they are asked for."""
@@ -186,22 +220,19 @@ class ResultWidget(anywidget.AnyWidget):
             self.error = ""
 
 def _page_item(document: Document, opts: DisplayOptions, max_chars: int | None) -> dict[str, Any]:
-    """A page as the view shows it: header, contents, rendered body, and whether it was cut."""
-    body, truncated = static.document_body_html(
-        document,
-        max_chars=max_chars,
-        toc_min_headings=opts.toc_min_headings,
-        raw=opts.raw,
-        static=False,  # the note need not say how to see the rest: the view has "Show all"
-    )
-    head = static.document_header_html(document)
-    return {"name": document.name, "html": f'<div class="devknow-doc">{head}{body}</div>', "truncated": truncated}
+    """A page as the view shows it (:func:`~.payload.page_item`)."""
+    return page_item(document, max_chars=max_chars, toc_min_headings=opts.toc_min_headings, raw=opts.raw)
 
 
-def _hit_item(hit: DocumentChunk, number: int | None, opts: DisplayOptions, preview: bool) -> dict[str, Any]:
-    preview_chars = (opts.preview_chars or None) if preview else None
-    inner = static.hit_html(hit, number, max_chars=opts.max_chars or None, preview_chars=preview_chars)
-    return {"name": hit.parent, "html": inner, "truncated": False}
+def _hit_limits(opts: DisplayOptions) -> dict[str, int | None]:
+    """How much of each hit a list shows (the static twin's settings too: its items are reused)."""
+    return {"max_chars": opts.max_chars or None, "preview_chars": opts.preview_chars or None}
+
+
+def _hit_item(hit: DocumentChunk, opts: DisplayOptions) -> dict[str, Any]:
+    """One hit alone, its whole passage (no preview, no number)."""
+    inner = static.hit_html(hit, None, max_chars=opts.max_chars or None)
+    return {"name": hit.parent, "html": inner, "truncated": False, "tell": ""}
 
 
 class HitList(ResultWidget):
@@ -223,14 +254,15 @@ class HitList(ResultWidget):
     ) -> None:
         self.results = results  # the last page fetched: where "More" goes on from
         self.first = results  # the first page: its query, header and notices head the static copy
-        self.fetched: list[DocumentChunk] = list(results)
+        self._hits = list(results)  # every hit listed, for telling look-alikes apart across pages
         opts = _options(options)
-        items = [_hit_item(hit, number, opts, True) for number, hit in enumerate(results, 1)]
+        # The same items as the static twin's (rendered once for both when the twin came first).
+        items = hit_items(results, **_hit_limits(opts))
         super().__init__(
             actions=actions,
             options=opts,
             kind="hits",
-            header=style_block() + static.hits_header_html(results),
+            header=static.hits_header_html(results),
             items=items,
             has_next=results.has_next_page,
         )
@@ -240,11 +272,18 @@ class HitList(ResultWidget):
         if self.actions is None or not self.results.has_next_page:
             return
         page = self.actions.next_page(self.results)
-        start = len(self.items)
-        added = [_hit_item(hit, number, self._opts, True) for number, hit in enumerate(page, start + 1)]
+        self._hits += list(page)
+        tells = tells_for(self._hits)
+        limits = _hit_limits(self._opts)
+        # A hit listed before gets its HTML again only when the new page gave its title a look-alike.
+        items = [
+            item if item.get("tell") == tell else hit_items([hit], **limits, start=number, tells=[tell])[0]
+            for (number, hit), item, tell in zip(enumerate(self._hits, 1), self.items, tells, strict=False)
+        ]
+        start = len(items)
+        items += hit_items(page, **limits, start=start + 1, tells=tells[start:])
         self.results = page
-        self.fetched.extend(page)
-        self.items = [*self.items, *added]
+        self.items = items
         self.has_next = page.has_next_page
         self.twin = self._static_copy()
         self.error = ""
@@ -253,8 +292,8 @@ class HitList(ResultWidget):
         """The static views of every hit fetched so far, under the first page's query and notices."""
         from ..models import SearchResults
 
-        shown = SearchResults(self.first.query, self.fetched, info=self.first.info)
-        limits = {"max_chars": self._opts.max_chars or None, "preview_chars": self._opts.preview_chars or None}
+        shown = SearchResults(self.first.query, self._hits, info=self.first.info)
+        limits = _hit_limits(self._opts)
         return {"text/html": static.hits_html(shown, **limits), "text/markdown": static.hits_markdown(shown, **limits),
                 "text/plain": static.hits_plain(shown)}
 
@@ -267,8 +306,8 @@ class HitView(ResultWidget):
     ) -> None:
         self.hit = hit
         opts = _options(options)
-        super().__init__(actions=actions, options=opts, kind="hit", header=style_block(),
-                         items=[_hit_item(hit, None, opts, False)])
+        super().__init__(actions=actions, options=opts, kind="hit",
+                         items=[_hit_item(hit, opts)])
 
 
 class DocumentView(ResultWidget):
@@ -278,7 +317,7 @@ class DocumentView(ResultWidget):
     def __init__(self, document: Document, *, options: DisplayOptions | None = None) -> None:
         self.document = document
         opts = _options(options)
-        super().__init__(options=opts, kind="document", header=style_block())
+        super().__init__(options=opts, kind="document")
         self._documents[document.name] = document
         self.page = self.page_item(document)
 
@@ -300,7 +339,7 @@ class DocumentsView(ResultWidget):
         extra = static.info_summary(info)
         if extra:
             head += " · " + " · ".join(html.escape(part) for part in extra)
-        header = f'{style_block()}<div class="devknow-header">{head}</div>{static.notices_html(info)}'
+        header = f'<div class="devknow-header">{head}</div>{static.notices_html(info)}'
         super().__init__(options=opts, kind="documents", header=header)
         self._documents = {doc.name: doc for doc in self.documents}
         self.items = [self.page_item(doc) for doc in self.documents]
@@ -330,5 +369,5 @@ class AnswerView(ResultWidget):
             {"name": name, "html": static.reference_html(name, number), "truncated": False}
             for number, name in enumerate(answer.references, 1)
         ]
-        super().__init__(actions=actions, options=opts, kind="answer", header=style_block() + inner, items=items,
+        super().__init__(actions=actions, options=opts, kind="answer", header=inner, items=items,
                          page_size=max(1, len(items)))

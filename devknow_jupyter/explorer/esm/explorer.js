@@ -9,9 +9,9 @@
 //     Enter or Space opens the highlighted row. Pressed anywhere else in the explorer (its blank space takes
 //     the focus on a click), the arrows drive the hit list. The ends stop (no wrap).
 //   * Tab moves through the controls and every hit; the Search and Ask buttons are for the mouse only.
-// The notebook's shortcuts (ArrowUp/ArrowDown select another cell, Shift+Enter runs one) do not fire for keys
-// pressed inside the explorer (Lumino's data-lm-suppress-shortcuts), and the keys handled here are taken
-// before the page sees them (a keydown listener on the window, capture phase, for targets in the explorer).
+// The explorer's own keys are taken before the page sees them (render/esm/keys.js, which Python puts before
+// this module), so the notebook's shortcuts for them (ArrowUp / ArrowDown select another cell) do not fire;
+// every other key (Ctrl+S, Shift+Enter, the command palette) reaches JupyterLab and Notebook 7.
 
 const MOVES = { ArrowDown: 1, ArrowUp: -1, Home: 'first', End: 'last' };
 
@@ -102,9 +102,6 @@ function render({ model, el }) {
   };
   el.classList.add('devknow-explorer');
   el.tabIndex = -1; // a click on its blank space gives the explorer the focus (and the arrow keys)
-  // Lumino (JupyterLab, Notebook 7) matches no shortcut for a key pressed inside this element: Notebook 7
-  // handles keys in the capture phase, before any handler here could stop them.
-  el.setAttribute('data-lm-suppress-shortcuts', 'true');
 
   const style = make('div', 'dkx-style');
   const back = button('dkx-back', '◀', 'Back');
@@ -163,32 +160,20 @@ function render({ model, el }) {
   more.addEventListener('click', () => send('more'));
   whole.addEventListener('click', () => send('whole'));
 
+  // The explorer's own keys (render/esm/keys.js, unmodified, focus inside it); all others reach JupyterLab.
   const onKey = (event) => {
     const target = event.target;
-    if (!el.contains(target) || event.ctrlKey || event.altKey || event.metaKey || event.isComposing) return;
-    let handled = false;
     if (target === search.input || target === source.input || target === ask.input) {
-      if (event.key === 'Enter' && !event.shiftKey) {
+      if (event.key === 'Enter') {
         (target === ask.input ? doAsk : doSearch)();
-        event.preventDefault(); // a text box's Enter: nothing of the page's to stop (no shortcut fires in it)
-        return;
+        return true;
       }
-      if (event.key === 'ArrowDown' && target === search.input && hits.rows.length) {
-        handled = hits.key(event);
-      }
-    } else if (refs.node.contains(target)) {
-      handled = refs.key(event);
-    } else {
-      handled = hits.key(event); // anywhere else in the explorer the arrows drive the hit list
+      return event.key === 'ArrowDown' && target === search.input && hits.rows.length > 0 && hits.key(event);
     }
-    if (handled) {
-      event.preventDefault();
-      event.stopImmediatePropagation();
-    }
+    if (refs.node.contains(target)) return refs.key(event);
+    return hits.key(event); // anywhere else in the explorer the arrows drive the hit list
   };
-  // In the capture phase on the window, before the page's own handlers: the notebook (Notebook 7's in
-  // particular) listens for arrow keys on its node in the capture phase and would move the focus to a cell.
-  window.addEventListener('keydown', onKey, true);
+  const stopKeys = takeOwnKeys(el, onKey);
 
   // -- showing the model's state ---------------------------------------------------------------------------
   function showStatus(line) {
@@ -246,7 +231,7 @@ function render({ model, el }) {
   }
   return () => {
     for (const [name, show] of Object.entries(views)) model.off(`change:${name}`, show);
-    window.removeEventListener('keydown', onKey, true);
+    stopKeys();
   };
 }
 

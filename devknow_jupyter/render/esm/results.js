@@ -2,8 +2,10 @@
 //
 // Every HTML string in the model was rendered and sanitized in Python (nh3, render/static.py); this module
 // only places it, and never renders Markdown. Text that is not HTML (labels, the error line) goes in with
-// textContent. Fetching stays in Python: a click or a key sends a custom message ({do: "open" | "more" |
-// "all", name}), Python answers by setting traits and counting up `replies`.
+// textContent. Fetching stays in Python: a click or a key invokes one of the widget's anywidget commands
+// (open_hit, more_hits, whole_page); Python sets the traits, then answers, and the awaiting page draws.
+
+const ANSWER_MS = 180_000; // longer than any request the client makes (its timeout and retries)
 
 let serial = 0; // element ids unique in the page (aria-activedescendant points at the active hit)
 
@@ -30,22 +32,22 @@ function loadImage(event) {
 }
 
 // A long page comes in sections (render/sections.py): each placeholder asks Python for its HTML when it
-// comes within a few screens of view, and is replaced by it when the reply ({section, name, html}) comes.
-function watchSections(model, container, name) {
+// comes within a few screens of view (`ask(name, index)`), and is replaced by the answer ({section, name, html}).
+function watchSections(ask, container, name) {
   const pending = container.querySelectorAll("section.devknow-pending[data-dk-section]");
   if (!pending.length || typeof IntersectionObserver === "undefined") return null;
   const observer = new IntersectionObserver(entries => {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
       observer.unobserve(entry.target);
-      model.send({ do: "section", name, index: Number(entry.target.dataset.dkSection) });
+      ask(name, Number(entry.target.dataset.dkSection));
     }
   }, { rootMargin: "2000px 0px" });
   pending.forEach(node => observer.observe(node));
   return observer;
 }
 
-function render({ model, el }) {
+function render({ model, el, experimental }) {
   const kind = model.get("kind");
   const listed = kind === "hits" || kind === "hit" || kind === "answer"; // items with an Open each
   const id = `dkv-${++serial}`;
@@ -73,16 +75,13 @@ function render({ model, el }) {
     list.tabIndex = 0;
     list.setAttribute("role", "listbox");
     list.setAttribute("aria-label", kind === "answer" ? "References" : "Hits");
-    // JupyterLab and Notebook 7 take arrow keys and Enter for their own shortcuts; not while the list has focus.
-    list.setAttribute("data-lm-suppress-shortcuts", "true");
-    pageView.setAttribute("data-lm-suppress-shortcuts", "true");
   }
   if (kind === "document") back.hidden = true; // a page on its own has no list to go back to
 
   const sectioned = new Map(); // page name -> [its element, the observer of its pending sections]
   function sections(container, name) {
     sectioned.get(name)?.[1]?.disconnect();
-    sectioned.set(name, [container, watchSections(model, container, name)]);
+    sectioned.set(name, [container, watchSections(askSection, container, name)]);
   }
   function onSection(message) {
     if (!message || typeof message.section !== "number") return;
@@ -93,22 +92,37 @@ function render({ model, el }) {
     filled.innerHTML = message.html; // sanitized in Python
     node.replaceWith(filled);
   }
-  model.on("msg:custom", onSection);
+  function askSection(name, index) {
+    experimental.invoke("page_section", { name, index }, { signal: AbortSignal.timeout(ANSWER_MS) })
+      .then(([reply]) => onSection(reply), () => {}); // no answer: the placeholder keeps its source text
+  }
 
   const items = () => model.get("items") || [];
   const rows = () => Array.from(list.querySelectorAll(":scope > .dkv-item"));
 
-  function send(message, pending) {
+  // One request to Python at a time: `pending` says which (the buttons show it) until the answer comes.
+  async function send(name, message, pending) {
     state.pending = pending;
-    model.send(message);
     draw();
+    let answered = true;
+    try {
+      // A kernel that died or restarted never answers: the view gives up after ANSWER_MS and says so.
+      await experimental.invoke(name, message, { signal: AbortSignal.timeout(ANSWER_MS) });
+    } catch {
+      answered = false;
+    }
+    onReply();
+    if (!answered) {
+      error.textContent = "No answer from the kernel: is it still running? Run the cell again to retry.";
+      error.hidden = false;
+    }
   }
 
   function open(index) {
     const item = items()[index];
     if (!item || state.pending || !model.get("can_open")) return;
     state.active = index;
-    send({ do: "open", name: item.name }, { do: "open", index });
+    send("open_hit", { name: item.name }, { do: "open", index });
   }
 
   function goBack() {
@@ -124,7 +138,7 @@ function render({ model, el }) {
       state.shown = Math.min(items().length, state.shown + model.get("page_size"));
       draw();
     } else if (model.get("has_next")) {
-      send({ do: "more" }, { do: "more" });
+      send("more_hits", {}, { do: "more" });
     }
   }
 
@@ -149,7 +163,7 @@ function render({ model, el }) {
       row.append(openButton);
     } else if (item.truncated) {
       const whole = button("Show all", "dkv-show-all");
-      whole.addEventListener("click", () => send({ do: "all", name: item.name }, { do: "all" }));
+      whole.addEventListener("click", () => send("whole_page", { name: item.name }, { do: "all" }));
       row.append(whole);
     }
     return row;
@@ -192,7 +206,7 @@ function render({ model, el }) {
   function draw() {
     if (drawn.header !== model.get("header")) {
       drawn.header = model.get("header");
-      header.innerHTML = drawn.header; // sanitized in Python, with the stylesheet
+      header.innerHTML = drawn.header; // sanitized in Python (the stylesheet is the StyleSheet model's)
     }
     const all = items();
     if (!state.shown) state.shown = Math.min(all.length, model.get("page_size"));
@@ -233,40 +247,41 @@ function render({ model, el }) {
     draw();
   }
 
-  list.addEventListener("keydown", event => {
+  // The view's own keys (keys.js): the list's moves and Enter, Esc in a page; all others reach JupyterLab.
+  function onKey(event) {
+    if (list.contains(event.target)) return listKey(event.key);
+    if (!pageView.contains(event.target) || event.key !== "Escape" || kind === "document") return false;
+    goBack();
+    return true;
+  }
+
+  function listKey(key) {
     const count = rows().length;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      state.active = (state.active + (event.key === "ArrowDown" ? 1 : count - 1)) % Math.max(count, 1);
+    if (key === "ArrowDown" || key === "ArrowUp") {
+      state.active = (state.active + (key === "ArrowDown" ? 1 : count - 1)) % Math.max(count, 1);
       markActive();
       rows()[state.active]?.scrollIntoView({ block: "nearest" });
-    } else if (event.key === "Home" || event.key === "End") {
-      state.active = event.key === "Home" ? 0 : count - 1;
+    } else if (key === "Home" || key === "End") {
+      state.active = key === "Home" ? 0 : count - 1;
       markActive();
-    } else if (event.key === "Enter") {
+    } else if (key === "Enter") {
       open(state.active);
     } else {
-      return;
+      return false;
     }
-    event.preventDefault();
-    event.stopPropagation(); // not the notebook's cell navigation
-  });
-  pageView.addEventListener("keydown", event => {
-    if (event.key !== "Escape" || kind === "document") return;
-    event.preventDefault();
-    event.stopPropagation();
-    goBack();
-  });
+    return true;
+  }
+  const stopKeys = takeOwnKeys(root, onKey);
   back.addEventListener("click", goBack);
   more.addEventListener("click", onMore);
   showAll.addEventListener("click", () => {
     const page = model.get("page") || {};
-    if (page.name && !state.pending) send({ do: "all", name: page.name }, { do: "all" });
+    if (page.name && !state.pending) send("whole_page", { name: page.name }, { do: "all" });
   });
 
   const changes = ["change:header", "change:items", "change:has_next", "change:page", "change:error"];
   const redraw = () => draw();
   changes.forEach(name => model.on(name, redraw));
-  model.on("change:replies", onReply);
   // The static copy of every hit fetched (after More): the output holding this view saves it (the JupyterLab
   // extension listens), so a saved notebook shows what More had shown.
   const offerTwin = () => {
@@ -277,9 +292,8 @@ function render({ model, el }) {
   draw();
   return () => {
     changes.forEach(name => model.off(name, redraw));
-    model.off("change:replies", onReply);
     model.off("change:twin", offerTwin);
-    model.off("msg:custom", onSection);
+    stopKeys();
     sectioned.forEach(([, observer]) => observer?.disconnect());
   };
 }
