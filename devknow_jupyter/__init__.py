@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import display_hook
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -101,11 +102,14 @@ def __dir__() -> list[str]:
 
 
 def _display_bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-    """The mimebundle of a result (models' ``_repr_mimebundle_`` comes here): the package, above every layer,
-    plugs the display layer into the plain data, so models.py imports no renderer."""
+    """The mimebundle of a result (models' ``_repr_mimebundle_`` comes here through :mod:`.display_hook`): the
+    package, above every layer, plugs the display layer into the plain data, so models.py imports no renderer."""
     from .display import mimebundle
 
     return mimebundle(obj, include=include, exclude=exclude)
+
+
+display_hook.install(_display_bundle)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -52,7 +52,7 @@ PROG = "devknow"
 _SERVER_PACKAGES = {"mcp", "mcp_types", "uvicorn", "starlette", "anyio"}
 
 
-#: The exit status for each error class (the module docstring and the README list them); 2 is argparse's usage
+#: The exit status for each error class (the module docstring and docs/cli.md list them); 2 is argparse's usage
 #: error and 130 an interrupt, as shells expect.
 EXIT_STATUS: dict[type[DevKnowError], int] = {
     errors.DevKnowError: 1,
@@ -189,30 +189,28 @@ def _search_parser(search: argparse.ArgumentParser) -> None:
     search.add_argument(
         "-n", "--max-results", dest="n", type=_positive_int, metavar="N", help="show at most N hits (REST: up to 100)"
     )
-    search.add_argument(
-        "--source",
-        metavar="DOMAIN",
-        action="append",
-        help="only hits from this site, e.g. firebase.google.com (repeat for several)",
-    )
-    search.add_argument(
-        "--since", metavar="DATE", help="only pages updated since DATE (YYYY-MM-DD; REST, and the local index's files)"
+    _filter_arguments(
+        search,
+        source="only hits from this site, e.g. firebase.google.com (repeat for several)",
+        since="only pages updated since DATE (YYYY-MM-DD; REST, and the local index's files)",
     )
     search.add_argument("--page-token", metavar="TOKEN", help="the next page of a search (printed after a page)")
+
+
+def _filter_arguments(parser: argparse.ArgumentParser, *, source: str, since: str) -> None:
+    """The site and date filters a search and a question share (each with its own help)."""
+    parser.add_argument("--source", metavar="DOMAIN", action="append", help=source)
+    parser.add_argument("--since", metavar="DATE", help=since)
 
 
 def _ask_parser(ask: argparse.ArgumentParser) -> None:
     ask.add_argument(
         "--no-fallback", action="store_true", help="fail when the answer quota is used up (default: search instead)"
     )
-    ask.add_argument(
-        "--source",
-        metavar="DOMAIN",
-        action="append",
-        help="ground the answer in this site's pages (REST and the local index; repeat)",
-    )
-    ask.add_argument(
-        "--since", metavar="DATE", help="ground it in pages updated since DATE (YYYY-MM-DD; REST and the local index)"
+    _filter_arguments(
+        ask,
+        source="ground the answer in this site's pages (REST and the local index; repeat)",
+        since="ground it in pages updated since DATE (YYYY-MM-DD; REST and the local index)",
     )
     ask.add_argument("question", nargs="+", metavar="QUESTION", help="the question (quotes optional)")
 
@@ -258,7 +256,7 @@ def _serve_parser(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--workers", type=_positive_int, default=1, metavar="N", help="worker processes (N > 1: stateless)"
     )
-    team = serve.add_argument_group("for a team (see the README's 'For teams')")
+    team = serve.add_argument_group("for a team (see docs/serve.md)")
     team.add_argument(
         "--upstream",
         nargs="?",

@@ -6,9 +6,9 @@
 equal, and picklable. They hold no client: what a view needs to act (open a page, the next page of hits)
 comes from the actions its caller hands it (:mod:`devknow_jupyter.render.actions`).
 
-In Jupyter they display themselves through ``_repr_mimebundle_``, which asks the package facade
-(``devknow_jupyter/__init__.py``, above every layer) for the display layer: this module imports no
-renderer, and importing it stays cheap.
+In Jupyter they display themselves through ``_repr_mimebundle_``, which calls the display layer through
+:mod:`.display_hook`, where the package root (above every layer) plugs it in: this module imports no
+renderer and not the package root, and importing it stays cheap.
 """
 
 from __future__ import annotations
@@ -61,12 +61,12 @@ class ResultInfo:
 
 
 class _Displayable:
-    """Mixin: the display protocol, through the package facade (no renderer is imported here)."""
+    """Mixin: the display protocol, through the display hook (no renderer is imported here)."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from . import _display_bundle
+        from .display_hook import mimebundle
 
-        return _display_bundle(self, include=include, exclude=exclude)
+        return mimebundle(self, include=include, exclude=exclude)
 
     def to_markdown(self) -> str:
         """The result as Markdown: its view's one Markdown rendering (what ``text/markdown`` shows)."""

@@ -136,9 +136,9 @@ def test_each_error_class_has_its_own_exit_status_and_the_hint_is_printed(
     assert main(["--endpoint", "local", "get", f"{STARTER}/no-such-page"]) == EXIT_STATUS[errors.DocumentNotFoundError]
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == f"devknow: hint: {errors.DocumentNotFoundError([]).hint_for('cli')}"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for kind, status in EXIT_STATUS.items():  # the README documents every status
-        assert re.search(rf"\|\s*{status}\s*\|\s*`{kind.__name__}`", readme), kind.__name__
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for kind, status in EXIT_STATUS.items():  # the command's page documents every status
+        assert re.search(rf"\|\s*{status}\s*\|\s*`{kind.__name__}`", page), kind.__name__
 
 
 def test_get_rejects_text_that_is_not_a_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,13 @@
-"""No import cycle between the package's modules, counting the imports inside functions too.
+"""No import cycle between the package's modules, the package root and lazy imports included.
 
 A module that imports another inside a function still depends on it: such imports hide layering
 mistakes (a renderer reaching up into the display layer, the explorer and the magics importing each
 other) that a top-level-only check would miss. Only ``if TYPE_CHECKING:`` blocks are left out: they never run.
+
+The package root (``devknow_jupyter/__init__.py``) is a node like any other, with its lazy exports (the
+``_LAZY`` table its ``__getattr__`` imports from) as edges: a module that imports a name from the root
+(``from . import helper``) depends on everything the root reaches. Only the implicit edge from a module
+to its parent package, which Python's import system adds, is not counted.
 """
 
 from __future__ import annotations
@@ -13,11 +18,6 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 PACKAGE = "devknow_jupyter"
-#: Edges of cycles still to be cut (issue 14), each removed with the change that cuts it. The test fails when
-#: one of them no longer exists, so the list can only shrink.
-KNOWN_CYCLE_EDGES = {
-    ("devknow_jupyter.render.twin", "devknow_jupyter.render.markdown"),  # safe_url lives in markdown.py
-}
 
 
 def _modules() -> dict[str, Path]:
@@ -51,11 +51,28 @@ def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return nodes
 
 
+def _lazy_exports(tree: ast.AST) -> list[ast.ImportFrom]:
+    """A package's lazy export table (``_LAZY = {"Name": ".module"}``) as the imports its ``__getattr__`` makes."""
+    found: list[ast.ImportFrom] = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else targets
+        if any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets) and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if isinstance(value, ast.Constant) and isinstance(value.value, str) and isinstance(key, ast.Constant):
+                    level = len(value.value) - len(value.value.lstrip("."))
+                    module = value.value[level:] or None
+                    found.append(ast.ImportFrom(module=module, names=[ast.alias(str(key.value))], level=level))
+    return found
+
+
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package modules ``module`` imports anywhere in its code (``from . import x`` names module x)."""
+    """The package modules ``module`` imports anywhere in its code (``from . import x`` names module x), and
+    the modules of its lazy export table."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     targets: set[str] = set()
-    for node in _import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in [*_import_nodes(tree), *_lazy_exports(tree)]:
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
             continue
@@ -104,17 +121,29 @@ def test_imports_inside_functions_count(tmp_path: Path) -> None:
     assert imports_of("pkg.mod", source, modules) == {"pkg.other"}
 
 
-def test_no_import_cycle_between_package_modules() -> None:
+def test_the_package_root_and_its_lazy_exports_are_in_the_graph(tmp_path: Path) -> None:
+    root = tmp_path / "pkg" / "__init__.py"
+    part = tmp_path / "pkg" / "part.py"
+    root.parent.mkdir()
+    root.write_text('_LAZY = {"Thing": ".part"}\ndef __getattr__(name):\n    return name\n')
+    part.write_text("def show():\n    from . import helper\n")
+    modules = {"pkg": root, "pkg.part": part}
+    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    assert graph == {"pkg": {"pkg.part"}, "pkg.part": {"pkg"}}
+    assert find_cycle(graph) == ["pkg", "pkg.part", "pkg"]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every module of the package, the root included, with the package modules it imports."""
     modules = _modules()
-    # The package's __init__ imports its parts lazily for the public API; every part "imports" it as its
-    # parent package, which is Python's doing, not a dependency of ours: only explicit imports count.
-    graph = {name: imports_of(name, path, modules) for name, path in modules.items() if name != PACKAGE}
-    graph = {name: targets - {PACKAGE} for name, targets in graph.items()}
-    stale = {(source, target) for source, target in KNOWN_CYCLE_EDGES if target not in graph[source]}
-    assert not stale, f"cut already: remove from KNOWN_CYCLE_EDGES: {stale}"
-    for source, target in KNOWN_CYCLE_EDGES:
-        graph[source].discard(target)
-    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def test_no_import_cycle_between_package_modules() -> None:
+    graph = import_graph()
+    assert PACKAGE in graph and f"{PACKAGE}.client" in graph[PACKAGE]  # the root and its lazy exports count
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 #: What each layer must never import (each layer's home in the package): the renderer reads its settings from below.
@@ -132,3 +161,12 @@ def test_layers_never_import_above_themselves() -> None:
                 targets = imports_of(name, path, modules)
                 bad = {t for t in targets if t.removeprefix(PACKAGE + ".").split(".")[0] in above}
                 assert not bad, f"{name} imports {bad}"
+
+
+def test_results_reach_the_display_layer_only_through_the_hook_the_root_plugs() -> None:
+    graph = import_graph()
+    hook = f"{PACKAGE}.display_hook"
+    assert graph[hook] == set()  # a leaf: anything may import it without a cycle
+    assert hook in graph[f"{PACKAGE}.models"] and PACKAGE not in graph[f"{PACKAGE}.models"]
+    assert not [name for name, targets in graph.items() if PACKAGE in targets]  # no module imports the root
+    assert hook in graph[PACKAGE]

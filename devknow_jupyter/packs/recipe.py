@@ -4,7 +4,7 @@ A recipe names the repository and the pinned commit, the files to include and ex
 maps a file path to its public URL (the document name is ``documents/`` + the URL without its scheme),
 where titles and descriptions come from, the clean-up steps and the licence with its attribution. The
 shipped recipes live in ``devknow_jupyter/packs/recipes/``; ``load_recipe("go")`` finds one by name,
-``load_recipe("path/to/mine.toml")`` reads any file. See the README's "Knowledge packs" for the format.
+``load_recipe("path/to/mine.toml")`` reads any file. See docs/packs.md ("Recipes") for the format.
 """
 
 from __future__ import annotations

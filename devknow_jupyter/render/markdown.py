@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .inline_budget import defuse_openers
 from .style import HIGHLIGHT_CLASS
+from .urls import SAFE_URL_SCHEMES, safe_url, usable_base
 
 #: Fenced-code languages of shell commands, and the class their block's ``div`` gets: commands to run
 #: (``devknow-shell``), or a session with ``$`` prompts and output (``devknow-console``).
@@ -62,8 +63,6 @@ __all__ = [
     "truncate_markdown",
 ]
 
-#: URL schemes allowed in links and images; everything else (``javascript:``, ``data:``, …) is dropped.
-SAFE_URL_SCHEMES = frozenset({"http", "https", "mailto"})
 #: Every ``id`` in sanitized HTML starts with this, so documents cannot clobber the page's own ids.
 ID_PREFIX = "dk-"
 #: Fenced code blocks starting within this many characters of a text are highlighted; later ones show as
@@ -142,31 +141,6 @@ def sanitize_html(fragment: str, *, base_url: str | None = None) -> str:
     return cleaner.clean(fragment)
 
 
-def usable_base(base_url: str | None) -> str | None:
-    """The page's URL when relative links may be resolved against it (http or https), else None."""
-    base = (base_url or "").strip()
-    return base if base and _absolute_ok(base, ("http", "https")) else None
-
-
-def _absolute_ok(url: str, schemes: tuple[str, ...] | frozenset[str]) -> bool:
-    """True when ``url`` has one of ``schemes`` and, unless it is a mailto link, a host and a valid port.
-
-    Odd URLs (``http://[::1``, ``https://x:99999/``) make ``urlsplit`` or ``.port`` raise ValueError;
-    here they are simply not usable, so callers show a name without a link instead of failing.
-    """
-    try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in schemes:
-            return False
-        if scheme == "mailto":
-            return True
-        _ = parts.port  # raises ValueError when the port is not a number in 0-65535
-        return bool(parts.hostname)
-    except ValueError:
-        return False
-
-
 @lru_cache(maxsize=256)
 def _cleaner(base_url: str | None) -> Any:
     import nh3
@@ -191,29 +165,6 @@ def _token_classes() -> set[str]:
     from pygments.token import STANDARD_TYPES
 
     return {name for name in STANDARD_TYPES.values() if name}
-
-
-def safe_url(url: str, base_url: str | None = None) -> str | None:
-    """``url`` if it is safe to link to (http, https, mailto; relative ones resolved against ``base_url``).
-
-    Entities and control characters are decoded first, the way a browser would, so ``java&#115;cript:``
-    or ``java\\tscript:`` cannot slip through. Returns None for anything else.
-    """
-    decoded = re.sub(r"[\t\n\r]", "", CONTROL_CHARS.sub("", html.unescape(url or ""))).strip()
-    # The scheme is judged with every space removed (stricter than a browser); the URL keeps them, encoded.
-    squeezed, cleaned = decoded.replace(" ", ""), decoded.replace(" ", "%20")
-    if not squeezed:
-        return None
-    if ":" in re.split(r"[/?#]", squeezed, maxsplit=1)[0]:  # a scheme (a later colon is part of a path)
-        return cleaned if _absolute_ok(squeezed, SAFE_URL_SCHEMES) and _absolute_ok(cleaned, SAFE_URL_SCHEMES) else None
-    base = usable_base(base_url)
-    if base:
-        try:
-            joined = urljoin(base, cleaned)
-        except ValueError:
-            return None
-        return joined if _absolute_ok(joined, SAFE_URL_SCHEMES) else None
-    return cleaned if cleaned.startswith("#") else None
 
 
 # -- Markdown → HTML ------------------------------------------------------------------------------------

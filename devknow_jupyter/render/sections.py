@@ -43,8 +43,8 @@ from .markdown import (
     prefixed_ids,
     public_links,
     sanitize_html,
-    usable_base,
 )
+from .urls import usable_base
 
 __all__ = ["FIRST_CHARS", "SECTION_CHARS", "Outline", "outline", "page_parts", "section_html"]
 

@@ -8,7 +8,7 @@ strikethrough) and written out again from the token stream, where every piece ha
 * text is escaped (``<`` and ``&`` as entities, Markdown punctuation with backslashes, line starts that
   could open a block), so no text can become HTML, a link, an autolink or a code span;
 * raw HTML (inline or block) is shown as escaped text; HTML comments are left out;
-* link and image destinations go through :func:`~devknow_jupyter.render.markdown.safe_url` (http, https,
+* link and image destinations go through :func:`~devknow_jupyter.render.urls.safe_url` (http, https,
   mailto; relative ones resolved against the page), then are percent-encoded: an unsafe link keeps its
   text with ``#`` as target, an unsafe image shows its alt text;
 * code spans and fenced blocks use a run of backticks longer than any run inside, so they close where
@@ -138,8 +138,8 @@ class _Writer:
     """Writes one parsed document back as Markdown (see the module docstring)."""
 
     def __init__(self, base_url: str | None) -> None:
-        from .markdown import safe_url
         from .settings import options
+        from .urls import safe_url
 
         self._safe_url = safe_url
         self._base_url = base_url

@@ -83,7 +83,7 @@ def test_sdist_holds_the_tests_the_sources_and_the_prebuilt_panel(built_dists: B
     top = f"devknow_jupyter-{__version__}/"
     with tarfile.open(built_dists.sdist) as archive:
         names = {member.name.removeprefix(top) for member in archive.getmembers() if member.isfile()}
-    needed = set(tracked("devknow_jupyter", "tests", "labextension"))
+    needed = set(tracked("devknow_jupyter", "tests", "labextension", "docs"))
     needed |= {"pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "PKG-INFO"}
     assert needed - names == set()
     # The prebuilt panel, so that a wheel builds from the sdist without Node (the wheel here was).
@@ -92,7 +92,7 @@ def test_sdist_holds_the_tests_the_sources_and_the_prebuilt_panel(built_dists: B
     # Only what belongs to the package and its tests: no benchmarks, notebooks, CI or binder files.
     assert {n.split("/", 1)[0] for n in names} == {
         "devknow_jupyter", "tests", "labextension", "pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE",
-        "PKG-INFO", ".gitignore", "deploy",
+        "PKG-INFO", ".gitignore", "deploy", "docs",
     }
 
 
