@@ -46,6 +46,7 @@ from IPython.display import display
 from traitlets import Bool, Int, TraitError, observe, validate
 
 from .background import background_argument, start
+from .cell_watch import unwatch, watch
 from .config import DevKnowConfig
 from .magic_names import any_names, names_from
 from .session import Session, register_session, shared_client, unregister_session
@@ -200,12 +201,16 @@ class _Progress:
     """A "Searching…" line shown while a call runs, then replaced in place (by nothing, a notice or a result).
 
     Only shown where outputs can be updated in place (kernels, captures); a plain terminal would print
-    the line and then a blank one.
+    the line and then a blank one. In a kernel it is shown only as its cell's first output, and removed
+    whole at the end, so a saved notebook keeps no empty display (:mod:`.cell_watch`).
     """
 
     def __init__(self, shell: Any, text: str) -> None:
+        from .cell_watch import SKIP, placeholder_way
+
         self.handle: Any = None
-        if type(shell.display_pub) is not DisplayPublisher:
+        self.way = placeholder_way(shell)  # a saved notebook keeps no empty display of ours (see cell_watch)
+        if type(shell.display_pub) is not DisplayPublisher and self.way != SKIP:
             from .display import placeholder
 
             self.handle = _display(placeholder(text), display_id=True)
@@ -220,8 +225,15 @@ class _Progress:
 
     def clear(self) -> None:
         """Remove the placeholder (the cell's returned value displays the result)."""
+        from .cell_watch import CLEAR
+
         if self.handle is not None:
-            self.handle.update(_EMPTY_OUTPUT, raw=True)
+            if self.way == CLEAR:
+                from IPython.display import clear_output
+
+                clear_output()
+            else:
+                self.handle.update(_EMPTY_OUTPUT, raw=True)  # outputs before it in the cell stay
             self.handle = None
 
     def __enter__(self) -> _Progress:
@@ -621,6 +633,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
         register_magics(ipython, magics.session.client)  # the registry's tools without a magic of their own
     register_session(ipython, magics.session)
+    watch(ipython)
     _show_notices(magics.session.startup_notices())  # where the notebook loads us, not under the first search
 
 
@@ -648,6 +661,7 @@ def unload_ipython_extension(ipython: Any) -> None:
 
         unregister_magics(ipython)
     unregister_session(ipython)
+    unwatch(ipython)
     _carried[ipython] = {
         "traits": {
             name: getattr(magics, name)

@@ -180,7 +180,7 @@ def test_document_views() -> None:
     assert "[access control](https://docs.example.dev/access/overview)" in markdown
     html = bundle["text/html"]
     assert 'class="devknow-doc-title"' in html and "Make a bucket, pick its region" in html
-    assert "<table>" in html and '<div class="devknow-hl">' in html
+    assert "<table>" in html and '<div class="devknow-hl devknow-shell">' in html  # a bash block, marked as shell
 
 
 def test_long_document_plain_text_and_markdown_are_cut_with_a_note() -> None:

@@ -141,7 +141,7 @@ def _run_in_kernel(km, kc, code: str, *, timeout: float = 60, while_running=None
                 started = True
             elif kind == "status" and content["execution_state"] == "idle":
                 return outputs
-            elif kind in ("error", "stream", "execute_result", "display_data", "update_display_data"):
+            elif kind in ("error", "stream", "execute_result", "display_data", "update_display_data", "clear_output"):
                 outputs.append({"type": kind, **content})
         if started and while_running is not None and while_running():
             while_running = None
@@ -149,9 +149,12 @@ def _run_in_kernel(km, kc, code: str, *, timeout: float = 60, while_running=None
 
 
 def _shown_at_the_end(outputs: list[dict]) -> str:
-    """The text/plain of every display once the updates to displays (by display_id) are applied."""
+    """The text/plain of every display once the updates to displays (by display_id) and clears are applied."""
     shown: dict[str, str] = {}
     for number, output in enumerate(outputs):
+        if output["type"] == "clear_output":
+            shown.clear()
+            continue
         key = (output.get("transient") or {}).get("display_id") or str(number)
         if output["type"] == "display_data" or (output["type"] == "update_display_data" and key in shown):
             shown[key] = output["data"].get("text/plain", "")
@@ -181,7 +184,7 @@ def test_an_interrupted_call_is_one_line_and_the_next_call_works(sdk_server_fact
         (error,) = [o for o in outputs if o["type"] == "error"]
         shown = [line for line in ANSI.sub("", "\n".join(error["traceback"])).splitlines() if line.strip()]
         assert shown == ["Interrupted"], error["traceback"]
-        assert "Asking…" not in _shown_at_the_end(outputs)  # the placeholder was replaced in place
+        assert "Asking…" not in _shown_at_the_end(outputs)  # the placeholder was removed
 
         # The kernel's client is still usable, on the same connection settings.
         outputs = _run_in_kernel(km, kc, "%devsearch -n 2 restrict an API key", timeout=30)

@@ -139,6 +139,8 @@ def test_status_names_the_backend_never_a_key(local_server: JupyterServer) -> No
     assert status == 200
     assert reply["backend"] == "local" and reply["endpoint"] == "local" and reply["key_source"] is None
     assert ".devknow" in reply["stylesheet"] and reply["version"]
+    # The site box suggests the hosts of the pages the offline index holds, not the service's sites.
+    assert reply["sites"] == ["devknow-jupyter.dev"]  # the starter pack's one site
 
 
 def test_search_returns_the_service_shape_with_rendered_html(local_server: JupyterServer) -> None:
@@ -282,6 +284,7 @@ def test_remote_service_with_key_and_quota_fallback(keyed: tuple[JupyterServer, 
     status, reply, text = server.call("GET", "status")
     texts.append(text)
     assert status == 200 and reply["backend"] == "remote" and reply["key_source"] == "DEVKNOW_API_KEY"
+    assert "cloud.google.com" in reply["sites"]  # the service answers: its sites are suggested
     status, reply, text = server.call("GET", "search?query=bucket&n=2")
     texts.append(text)
     assert status == 200 and reply["results"], reply

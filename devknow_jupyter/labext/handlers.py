@@ -36,6 +36,7 @@ from ..errors import (
 from ..render.style import CSS
 from .body import read_json_object
 from .lanes import Deadline, Lane, ServerBusy
+from .sites import SiteSuggestions
 from .views import answer_reply, as_json, documents_reply, search_reply, section_reply
 
 __all__ = ["DevKnowServer", "setup_handlers", "teardown"]
@@ -78,6 +79,8 @@ class DevKnowServer(DevKnowConfig, LoggingConfigurable):
         self.calls = Lane("service", self.workers, self.max_waiting)
         #: Whole pages to HTML: CPU-bound and unbounded in size, so in processes of their own (off the GIL).
         self.render = Lane("render", self.render_workers, self.max_waiting, processes=True)
+        #: The site box's suggestions (they follow the index that answered last).
+        self.sites = SiteSuggestions()
         self.configure_cache()
 
     def close(self) -> None:
@@ -86,6 +89,7 @@ class DevKnowServer(DevKnowConfig, LoggingConfigurable):
             client, self._client = self._client, None
         if client is not None:
             client.close()
+        self.sites.close()
         for lane in (self.quick, self.calls, self.render):
             lane.close()
 
@@ -293,9 +297,19 @@ class StatusHandler(_DevKnowHandler):
     @_replying
     async def get(self) -> None:
         devknow = self.devknow
-        status = await devknow.quick.run(devknow.deadline(), lambda: devknow.client().status())  # one hop
+        status = await devknow.quick.run(devknow.deadline(), _status, devknow)  # one hop
         status["endpoint"] = redact(str(status["endpoint"]))
         self.reply({**status, "version": __version__, "stylesheet": CSS})
+
+
+def _status(devknow: DevKnowServer) -> dict[str, Any]:
+    """The client's status, with the sites the site box suggests (those of the index that answers)."""
+    client = devknow.client()
+    try:
+        sites = devknow.sites.for_client(client)
+    except DevKnowError:  # an offline index that can't be read suggests nothing; the status still comes
+        sites = []
+    return {**client.status(), "sites": sites}
 
 
 def setup_handlers(serverapp: Any) -> DevKnowServer:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .answer import extractive_answer
 from .chunking import ChunkSizes
@@ -286,6 +288,13 @@ class LocalIndex:
         """Every document name (of one origin, when given), sorted."""
         return self.store.names(origin)
 
+    def sites(self) -> list[str]:
+        """The hosts of the pages held (what a site filter can find), the most pages first."""
+        with self.store.locked() as db:
+            uris = [row[0] for row in db.execute("SELECT uri FROM documents")]
+        counts = Counter(host for host in map(_host, uris) if host)
+        return sorted(counts, key=lambda host: (-counts[host], host))
+
     def count(self, origin: str | None = None) -> int:
         """How many documents the index holds (of one origin, when given)."""
         return self.store.count(origin)
@@ -354,3 +363,10 @@ def _results(rows: list[tuple[str, int, str, str]]) -> list[dict[str, str]]:
 
 def _content(breadcrumb: str, body: str) -> str:
     return f"## {breadcrumb}\n\n{body}" if body else f"## {breadcrumb}\n"
+
+
+def _host(uri: str) -> str:
+    try:
+        return (urlsplit(uri).hostname or "").lower()
+    except ValueError:  # a URI urllib can't read names no site
+        return ""

@@ -33,6 +33,13 @@ from .inline_budget import defuse_openers
 from .style import HIGHLIGHT_CLASS
 from .urls import SAFE_URL_SCHEMES, safe_url, usable_base
 
+#: Fenced-code languages of shell commands, and the class their block's ``div`` gets: commands to run
+#: (``devknow-shell``), or a session with ``$`` prompts and output (``devknow-console``).
+SHELL_BLOCK_CLASSES = {
+    **dict.fromkeys(("bash", "sh", "shell", "zsh"), "devknow-shell"),
+    **dict.fromkeys(("console", "shell-session", "terminal"), "devknow-console"),
+}
+
 __all__ = [
     "ALLOWED_TAGS",
     "HIGHLIGHT_CHARS",
@@ -142,7 +149,7 @@ def _cleaner(base_url: str | None) -> Any:
         tags=set(ALLOWED_TAGS),
         clean_content_tags=set(_DROP_WITH_CONTENT),
         attributes={tag: set(names) for tag, names in _ATTRIBUTES.items()},
-        allowed_classes={"div": {HIGHLIGHT_CLASS}, "span": _token_classes()},
+        allowed_classes={"div": {HIGHLIGHT_CLASS, *SHELL_BLOCK_CLASSES.values()}, "span": _token_classes()},
         set_tag_attribute_values={"a": {"target": "_blank"}, "img": {"loading": "lazy"}},
         url_schemes=set(SAFE_URL_SCHEMES),
         url_relative=("rewrite_with_base", base_url) if base_url else "deny",
@@ -379,9 +386,18 @@ def _formatter_class() -> type:
     from pygments.formatters.html import HtmlFormatter
 
     class CachedStyleHtmlFormatter(HtmlFormatter):
-        """Pygments' HTML formatter, building its token→class table once rather than for every code block."""
+        """Pygments' HTML formatter, building its token→class table once rather than for every code block;
+        a shell block's ``div`` also says so (``devknow-shell``, ``devknow-console``: what "Insert into
+        notebook" turns into a cell that runs it)."""
 
         _tables: tuple[dict, dict] | None = None
+
+        def __init__(self, **options: Any) -> None:
+            super().__init__(**options)
+            language = str(options.get("lang_str") or "").removeprefix("language-").lower()
+            kind = SHELL_BLOCK_CLASSES.get(language)
+            if kind:
+                self.cssclass = f"{self.cssclass} {kind}"
 
         def _create_stylesheet(self) -> None:
             tables = type(self)._tables

@@ -530,7 +530,15 @@ def _header_with_notices(head: str, info: ResultInfo) -> str:
 def notices_html(info: ResultInfo | None) -> str:
     """One line per notice (e.g. "the local index answered"), as inner HTML; empty without notices."""
     notices = info.notices if info is not None else []
-    return "".join(f'<div class="devknow-notice">{html.escape(notice)}</div>' for notice in notices)
+    return "".join(f'<div class="devknow-notice">{_code_spans(html.escape(notice))}</div>' for notice in notices)
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def _code_spans(escaped: str) -> str:
+    """A notice's `command` spans (already HTML-escaped text) as ``<code>``, not raw backticks."""
+    return _CODE_SPAN.sub(r"<code>\1</code>", escaped)
 
 
 def answer_text_html(answer: Answer, *, max_chars: int | None = None) -> str:

@@ -236,7 +236,14 @@ def _hit_item(hit: DocumentChunk, opts: DisplayOptions) -> dict[str, Any]:
 
 
 class HitList(ResultWidget):
-    """Search results: the header line (query, count, backend, time, cache), notices, and the hits."""
+    """Search results: the header line (query, count, backend, time, cache), notices, and the hits.
+
+    ``twin`` (synced) is the static copy of every hit fetched so far (``text/html``, ``text/markdown``,
+    ``text/plain``) once "More" has fetched a next page, else ``{}``: the JupyterLab extension writes it into
+    the output, so a saved notebook shows what More had shown, not only the first page.
+    """
+
+    twin = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -246,6 +253,7 @@ class HitList(ResultWidget):
         options: DisplayOptions | None = None,
     ) -> None:
         self.results = results  # the last page fetched: where "More" goes on from
+        self.first = results  # the first page: its query, header and notices head the static copy
         self._hits = list(results)  # every hit listed, for telling look-alikes apart across pages
         opts = _options(options)
         # The same items as the static twin's (rendered once for both when the twin came first).
@@ -277,7 +285,17 @@ class HitList(ResultWidget):
         self.results = page
         self.items = items
         self.has_next = page.has_next_page
+        self.twin = self._static_copy()
         self.error = ""
+
+    def _static_copy(self) -> dict[str, str]:
+        """The static views of every hit fetched so far, under the first page's query and notices."""
+        from ..models import SearchResults
+
+        shown = SearchResults(self.first.query, self._hits, info=self.first.info)
+        limits = _hit_limits(self._opts)
+        return {"text/html": static.hits_html(shown, **limits), "text/markdown": static.hits_markdown(shown, **limits),
+                "text/plain": static.hits_plain(shown)}
 
 
 class HitView(ResultWidget):

@@ -67,6 +67,8 @@ export interface IStatusReply {
   key_source: string | null;
   version: string;
   stylesheet: string;
+  /** Sites the index that answers holds (the site box's suggestions). */
+  sites?: string[];
 }
 
 /** An error reply of the extension, or of the Jupyter server itself, as one line. */

@@ -17,17 +17,6 @@ import {
   wireLinks
 } from './render';
 
-/** Sites offered in the filter box (any other host can be typed). */
-const KNOWN_SITES = [
-  'cloud.google.com',
-  'firebase.google.com',
-  'developers.google.com',
-  'developer.android.com',
-  'ai.google.dev',
-  'developer.chrome.com',
-  'web.dev'
-];
-
 /** One place in the history: a hit list, a page or an answer, with the reply it showed. */
 type View =
   | { kind: 'hits'; reply: api.ISearchReply; selected: number }
@@ -66,12 +55,8 @@ export class DocsPanel extends Widget {
     this._source = input('text', 'jp-DevKnow-source', 'All sites');
     this._source.title = 'Only pages from this site (empty: all sites)';
     const sites = element('datalist', '') as HTMLDataListElement;
-    sites.id = `${this.id}-sites`;
-    for (const site of KNOWN_SITES) {
-      const option = document.createElement('option');
-      option.value = site;
-      sites.append(option);
-    }
+    sites.id = `${this.id}-sites`; // filled from the server's status: the sites of the index that answers
+    this._sites = sites;
     this._source.setAttribute('list', sites.id);
     const searchButton = button('Search', 'Search the documentation', 'jp-DevKnow-searchButton');
     searchButton.type = 'submit';
@@ -151,7 +136,8 @@ export class DocsPanel extends Widget {
         this._query.value = reply.query; // the query made from the error: its type, message and libraries
       }
       this._push({ kind: 'hits', reply, selected: reply.results.length ? 0 : -1 });
-      this._list?.focus();
+      this._list?.focus({ preventScroll: true }); // the header and its notices stay in view
+      void this.refreshStatus(); // the site suggestions follow the index that answered
     }
   }
 
@@ -224,6 +210,8 @@ export class DocsPanel extends Widget {
       item.setAttribute('aria-selected', String(i === view.selected));
     });
     this._list.setAttribute('aria-activedescendant', items[view.selected].id);
+    const head = this._view.querySelector<HTMLElement>('.jp-DevKnow-head');
+    this._view.style.scrollPaddingTop = head ? `${head.offsetHeight}px` : ''; // not under the sticky header
     items[view.selected].scrollIntoView({ block: 'nearest' });
   }
 
@@ -242,6 +230,7 @@ export class DocsPanel extends Widget {
       const where = status.backend === 'local' ? 'offline index' : status.endpoint;
       this._status.textContent = `${where} · ${key}`;
       this._status.title = `Endpoint: ${status.endpoint} (set on the server: c.DevKnowServer.endpoint)`;
+      this._showSites(status.sites ?? []);
     } catch (reason) {
       this._status.textContent = reason instanceof api.DocsError ? reason.line : String(reason);
     }
@@ -250,6 +239,16 @@ export class DocsPanel extends Widget {
   /** Refresh the Insert buttons when the active notebook changes. */
   updateInsert(): void {
     updateInsertButtons(this._inserts, this.options.canInsert());
+  }
+
+  private _showSites(sites: string[]): void {
+    this._sites.replaceChildren(
+      ...sites.map(site => {
+        const option = document.createElement('option');
+        option.value = site;
+        return option;
+      })
+    );
   }
 
   protected onAfterAttach(): void {
@@ -305,7 +304,9 @@ export class DocsPanel extends Widget {
 
   private _renderHits(view: Extract<View, { kind: 'hits' }>): void {
     const { sanitizer } = this.options;
-    this._view.append(sanitized(view.reply.header_html, sanitizer));
+    const head = sanitized(view.reply.header_html, sanitizer);
+    head.className = 'jp-DevKnow-head'; // sticky: the count and the notices stay above the scrolling hits
+    this._view.append(head);
     const list = element('ul', 'jp-DevKnow-hits');
     list.setAttribute('role', 'listbox');
     list.setAttribute('aria-label', 'Search hits');
@@ -377,6 +378,7 @@ export class DocsPanel extends Widget {
   private readonly _tab: HTMLButtonElement;
   private readonly _query: HTMLInputElement;
   private readonly _source: HTMLInputElement;
+  private readonly _sites: HTMLDataListElement;
   private readonly _question: HTMLInputElement;
   private readonly _spinner: HTMLElement;
   private readonly _error: HTMLElement;

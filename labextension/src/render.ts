@@ -102,6 +102,7 @@ export function addCodeActions(root: HTMLElement, actions: IRenderActions): HTML
   const inserts: HTMLButtonElement[] = [];
   for (const pre of Array.from(root.querySelectorAll('pre'))) {
     const code = (pre.textContent ?? '').replace(/\n$/, '');
+    const cell = cellSource(code, shellKind(pre));
     const bar = document.createElement('div');
     bar.className = 'jp-DevKnow-codebar';
     const copy = button('Copy', 'Copy this code to the clipboard', 'jp-DevKnow-copy');
@@ -113,7 +114,7 @@ export function addCodeActions(root: HTMLElement, actions: IRenderActions): HTML
     const insert = button('Insert into notebook', INSERT_TITLE, 'jp-DevKnow-insert');
     insert.addEventListener('click', () => {
       if (actions.canInsert()) {
-        actions.insertCode(code);
+        actions.insertCode(cell);
       }
     });
     inserts.push(insert);
@@ -122,6 +123,45 @@ export function addCodeActions(root: HTMLElement, actions: IRenderActions): HTML
   }
   updateInsertButtons(inserts, actions.canInsert());
   return inserts;
+}
+
+/** Whether a code block holds shell commands (`devknow-shell`) or a `$`-prompted session (`devknow-console`). */
+function shellKind(pre: Element): 'shell' | 'console' | null {
+  const block = pre.closest('.devknow-shell, .devknow-console');
+  if (!block) {
+    return null;
+  }
+  return block.classList.contains('devknow-console') ? 'console' : 'shell';
+}
+
+/**
+ * The notebook cell for a code block: Python as it is; shell commands made to run, one command as
+ * `!command`, more as a `%%bash` cell. A console session keeps its `$ ` command lines (prompt dropped) and
+ * leaves out the output shown between them.
+ */
+export function cellSource(code: string, kind: 'shell' | 'console' | null): string {
+  if (!kind) {
+    return code;
+  }
+  let lines = code.split('\n');
+  if (kind === 'console') {
+    const commands: string[] = [];
+    let continued = false;
+    for (const line of lines) {
+      const prompted = /^\s*\$ /.exec(line);
+      if (prompted || continued) {
+        const command = prompted ? line.slice(prompted[0].length) : line;
+        commands.push(command);
+        continued = /\\$/.test(command); // a command going on on the next line
+      }
+    }
+    lines = commands.length ? commands : lines;
+  }
+  lines = lines.filter(line => line.trim() !== '');
+  if (lines.length === 1 && !/\\$/.test(lines[0])) {
+    return `!${lines[0].trim()}`;
+  }
+  return ['%%bash', ...lines].join('\n');
 }
 
 /** Enable the Insert buttons when a notebook is there to receive the code; say why when not. */

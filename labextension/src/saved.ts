@@ -69,6 +69,15 @@ export class TwinOrWidget extends Panel implements IRenderMime.IRenderer {
   ) {
     super();
     this.addClass('jp-DevKnow-output');
+    // After "More" the view offers the static copy of every hit fetched: it replaces the output's own, so
+    // the saved notebook shows what More had shown (the live view is left as it is).
+    this.node.addEventListener('devknow-twin', event => {
+      const twin = (event as CustomEvent<Record<string, string>>).detail;
+      const model = this._model;
+      if (model && twin && typeof twin['text/html'] === 'string') {
+        model.setData({ data: { ...model.data, ...twin } });
+      }
+    });
   }
 
   /** What is on screen now: `'widget'` or `'twin'` (the twin also marks the node with `jp-mod-twin`). */
@@ -78,6 +87,11 @@ export class TwinOrWidget extends Panel implements IRenderMime.IRenderer {
 
   async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
     const modelId = (model.data[WIDGET_VIEW_MIME] as { model_id?: string } | undefined)?.model_id ?? '';
+    this._model = model;
+    if (this._showing === 'widget' && modelId === this._modelId && this._session.session?.kernel?.hasComm(modelId)) {
+      return; // the same live model (its static copy was updated): the widget stays as it is, hits and all
+    }
+    this._modelId = modelId;
     if (this._session.session?.kernel?.hasComm(modelId)) {
       return this._show(this._widget(), 'widget', model);
     }
@@ -112,4 +126,6 @@ export class TwinOrWidget extends Panel implements IRenderMime.IRenderer {
 
   private _showing: 'widget' | 'twin' | null = null;
   private _timer = 0;
+  private _model: IRenderMime.IMimeModel | null = null;
+  private _modelId = '';
 }

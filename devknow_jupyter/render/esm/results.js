@@ -282,9 +282,17 @@ function render({ model, el, experimental }) {
   const changes = ["change:header", "change:items", "change:has_next", "change:page", "change:error"];
   const redraw = () => draw();
   changes.forEach(name => model.on(name, redraw));
+  // The static copy of every hit fetched (after More): the output holding this view saves it (the JupyterLab
+  // extension listens), so a saved notebook shows what More had shown.
+  const offerTwin = () => {
+    const twin = model.get("twin");
+    if (twin && twin["text/html"]) el.dispatchEvent(new CustomEvent("devknow-twin", { bubbles: true, detail: twin }));
+  };
+  model.on("change:twin", offerTwin);
   draw();
   return () => {
     changes.forEach(name => model.off(name, redraw));
+    model.off("change:twin", offerTwin);
     stopKeys();
     sectioned.forEach(([, observer]) => observer?.disconnect());
   };
