@@ -39,6 +39,7 @@ PUBLIC = {
     "search_page",
     "search_results",
     "set_meta",
+    "sites",
     "stats",
     "verify",
 }

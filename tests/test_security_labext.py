@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import start_sdk_server, stop_process
 from tests.test_labext import JupyterServer, start_jupyter_server
-from tests.test_labext_responsive import big_pages
+from tests.test_labext_responsive import big_page
 
 DEEP = 100_000
 
@@ -162,8 +162,20 @@ def render_workers(server: JupyterServer) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="finds the worker processes through Linux's /proc")
+def one_long_section(folder: Path) -> str:
+    """A ~2 MB page that is one paragraph of links, code and emphasis: one block, so one section, and even its
+    first part is a long render (a page of many blocks shows its first ones at once, done before the worker
+    could be killed)."""
+    folder.mkdir()
+    name = "documents/docs.example.dev/big/0"
+    body = "# Guide 0\n\n" + " ".join((big_page(0) + big_page(1)).replace("#", "").split())
+    front = f"---\nname: {name}\nuri: https://docs.example.dev/big/0\ntitle: Guide 0\n---\n"
+    (folder / "big-0.md").write_text(front + body, encoding="utf-8")
+    return name
+
+
 def test_a_killed_render_worker_costs_at_most_the_page_it_was_rendering(tmp_path: Path) -> None:
-    big = big_pages(tmp_path / "big")[0]
+    big = one_long_section(tmp_path / "big")
     (tmp_path / "sdk").mkdir()
     mcp = start_sdk_server(tmp_path / "sdk", "--fetch-only", str(tmp_path / "big"))
     server = start_jupyter_server(tmp_path / "lab", config={"DevKnowServer": {"endpoint": mcp.url, "timeout": 120}})
