@@ -208,7 +208,14 @@ def test_log_queries_writes_the_query(team_factory, tmp_path: Path) -> None:
     team = team_factory("--access-log", str(log), "--log-queries")
     with team.client(None) as anyone:
         anyone.search_documents("bucket lifecycle")
-    records = [json.loads(line) for line in log.read_text().splitlines() if '"search_documents"' in line]
+    deadline = time.monotonic() + 10  # the line is written once the reply has gone out, so it may trail it
+    while True:
+        text = log.read_text() if log.exists() else ""
+        records = [json.loads(line) for line in text.splitlines() if '"search_documents"' in line]
+        if records or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert records, text
     assert records[0]["query"] == "bucket lifecycle" and records[0]["user"] is None
 
 
