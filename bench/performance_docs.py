@@ -29,7 +29,7 @@ what it aims for. This page is generated from a bench run (`python -m bench --wr
 
 ## What to know as a user
 
-- **Big pages show at once.** `%devget` of a long page renders its first sections (about 6,000 characters)
+- **Big pages show at once.** `%devget` of a long page renders its first sections (about 4,000 characters)
   and lists every heading in its contents list; each later section is rendered when it comes near the
   screen (in the widget and in the JupyterLab panel), once, and kept by content hash, so a page shown
   again costs nothing. Contents links and in-page `#anchor` links work before a section is rendered.
