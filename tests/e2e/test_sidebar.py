@@ -13,6 +13,7 @@ The extension is loaded from this environment (``share/jupyter/labextensions/dev
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -40,18 +41,26 @@ def _notebook() -> dict[str, Any]:
                                                          "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[LabServer]:
-    """JupyterLab with our server extension enabled and the panel's bundle available, serving one notebook."""
+@contextlib.contextmanager
+def notebook_lab(tmp_path: Path, **options: Any) -> Iterator[LabServer]:
+    """JupyterLab with our server extension enabled, serving one notebook (``notes.ipynb``) offline;
+    ``options`` go to :func:`start_lab`. Stopped on leaving."""
     state, root = tmp_path / "state", tmp_path / "root"
     root.mkdir()
     (root / "notes.ipynb").write_text(json.dumps(_notebook()))
     enable_devknow(state)
-    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
+    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV}, **options)
     try:
         yield server
     finally:
         assert server.shutdown() is not None, "JupyterLab did not stop"
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[LabServer]:
+    """JupyterLab with our server extension enabled and the panel's bundle available, serving one notebook."""
+    with notebook_lab(tmp_path) as server:
+        yield server
 
 
 @pytest.fixture

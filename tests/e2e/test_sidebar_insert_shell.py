@@ -7,7 +7,6 @@ cell is then run in the notebook's kernel: its commands' output shows.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -16,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.lab_server import LONG, OFFLINE_ENV, LabServer, browser_page, enable_devknow, open_notebook, start_lab
-from tests.e2e.test_sidebar import PANEL, _notebook
+from tests.e2e.lab_server import LONG, OFFLINE_ENV, LabServer, browser_page, open_notebook
+from tests.e2e.test_sidebar import PANEL, notebook_lab
 
 pytestmark = pytest.mark.e2e
 
@@ -57,15 +56,8 @@ def shell_lab(tmp_path: Path) -> Iterator[LabServer]:
     indexed = subprocess.run([sys.executable, "-m", "devknow_jupyter", "index", str(pages)], capture_output=True,
                              text=True, timeout=120, env={**os.environ, **OFFLINE_ENV})
     assert indexed.returncode == 0, indexed.stderr
-    state, root = tmp_path / "state", tmp_path / "root"
-    root.mkdir()
-    (root / "notes.ipynb").write_text(json.dumps(_notebook()))
-    enable_devknow(state)
-    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV})
-    try:
+    with notebook_lab(tmp_path) as server:
         yield server
-    finally:
-        assert server.shutdown() is not None, "JupyterLab did not stop"
 
 
 def test_insert_makes_shell_blocks_cells_that_run(shell_lab: LabServer) -> None:

@@ -8,8 +8,6 @@ and its suggestions are the sites the index that answered holds, not sites it ha
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,14 +18,11 @@ import pytest
 from tests.e2e.lab_server import (
     ARTIFACTS,
     LONG,
-    OFFLINE_ENV,
     LabServer,
     _free_port,
     browser_page,
-    enable_devknow,
-    start_lab,
 )
-from tests.e2e.test_sidebar import KEY, PANEL, _notebook
+from tests.e2e.test_sidebar import KEY, PANEL, notebook_lab
 
 pytestmark = pytest.mark.e2e
 
@@ -45,17 +40,10 @@ ROOM = """el => {
 @pytest.fixture
 def offline_lab(tmp_path: Path) -> Iterator[LabServer]:
     """JupyterLab with a key set and an endpoint nothing listens on (the network is down)."""
-    state, root = tmp_path / "state", tmp_path / "root"
-    root.mkdir()
-    (root / "notes.ipynb").write_text(json.dumps(_notebook()))
-    enable_devknow(state)
     down = f"http://127.0.0.1:{_free_port()}/mcp"  # closed: every call is refused
-    server = start_lab(root, state, env={**os.environ, **OFFLINE_ENV}, service={"DEVKNOW_API_KEY": KEY},
-                       extra_args=(f"--DevKnowServer.endpoint={down}",))
-    try:
+    with notebook_lab(tmp_path, service={"DEVKNOW_API_KEY": KEY},
+                      extra_args=(f"--DevKnowServer.endpoint={down}",)) as server:
         yield server
-    finally:
-        assert server.shutdown() is not None, "JupyterLab did not stop"
 
 
 def _local_sites() -> set[str]:
