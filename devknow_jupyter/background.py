@@ -18,6 +18,8 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable
+from concurrent import futures
+from concurrent.futures import Future
 from typing import Any
 
 from IPython.core.magic_arguments import argument
@@ -33,8 +35,6 @@ background_argument = argument(
     "the kernel runs other cells meanwhile. Returns a handle with .wait(timeout) and .result().",
 )
 
-_PENDING, _DONE, _FAILED = "pending", "done", "failed"
-
 
 class BackgroundCall:
     """A magic's call running in the background (``h = %devsearch -b q`` or the output of ``%%devask -b``).
@@ -47,48 +47,45 @@ class BackgroundCall:
     def __init__(self, label: str, working_text: str) -> None:
         self.label = label
         self._working_text = working_text
-        self._state = _PENDING
-        self._value: Any = None
-        self._error: BaseException | None = None
+        self._future: Future[Any] = Future()  # the reply or the error; waiting and raising are the Future's
         self._started = time.monotonic()
         self._elapsed: float | None = None
-        self._finished = threading.Event()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # a display and the reply's arrival don't cross
         self._views: list[Any] = []  # display handles to fill in when the reply arrives
 
     def __repr__(self) -> str:
-        if self._state == _PENDING:
+        if not self._future.done():
             state = f"running for {time.monotonic() - self._started:.1f} s"
-        elif self._state == _DONE:
-            state = f"done in {self._elapsed:.2f} s: {type(self._value).__name__}"
+        elif self._future.exception() is None:
+            state = f"done in {self._elapsed:.2f} s: {type(self._future.result()).__name__}"
         else:
-            state = f"failed in {self._elapsed:.2f} s: {_one_line(self._error)}"
+            state = f"failed in {self._elapsed:.2f} s: {_one_line(self._future.exception())}"
         return f"<BackgroundCall {self.label} {state}>"
 
     def done(self) -> bool:
         """True once the reply (or an error) has arrived."""
-        return self._finished.is_set()
+        return self._future.done()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the call finishes or ``timeout`` seconds pass; True when it has finished."""
-        return self._finished.wait(timeout)
+        return not futures.wait([self._future], timeout).not_done
 
     def result(self, timeout: float | None = None) -> Any:
         """What the magic returns without ``-b`` (waiting up to ``timeout`` s); raises the call's error.
 
         ``TimeoutError`` when it is still running after ``timeout`` seconds.
         """
-        if not self._finished.wait(timeout):
-            raise TimeoutError(f"{self.label} is still running after {timeout:g} s.")
-        if self._error is not None:
-            raise self._error
-        return self._value
+        try:
+            return self._future.result(timeout)
+        except futures.TimeoutError:
+            raise TimeoutError(f"{self.label} is still running after {timeout:g} s.") from None
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
         """The call's error, or None when it succeeded (waits up to ``timeout`` s, as :meth:`result`)."""
-        if not self._finished.wait(timeout):
-            raise TimeoutError(f"{self.label} is still running after {timeout:g} s.")
-        return self._error
+        try:
+            return self._future.exception(timeout)
+        except futures.TimeoutError:
+            raise TimeoutError(f"{self.label} is still running after {timeout:g} s.") from None
 
     # -- display ----------------------------------------------------------------------------------
 
@@ -96,28 +93,29 @@ class BackgroundCall:
         from IPython.display import display
 
         with self._lock:
-            if self._state == _PENDING:
+            if not self._future.done():
                 self._views.append(display(_spinner(self._working_text), raw=True, display_id=True))
                 return
         shown = self._shown()
         display(shown, raw=isinstance(shown, dict))
 
     def _shown(self) -> Any:
-        if self._state == _FAILED:
+        error = self._future.exception()
+        if error is not None:
             from .display import message_bundle
 
-            return message_bundle(_one_line(self._error), kind="error")
-        if self._value is None:
-            return {"text/plain": ""}
-        return self._value
+            return message_bundle(_one_line(error), kind="error")
+        value = self._future.result()
+        return {"text/plain": ""} if value is None else value
 
     def _finish(self, value: Any, error: BaseException | None) -> None:
         with self._lock:
-            self._value, self._error = value, error
-            self._state = _FAILED if error is not None else _DONE
             self._elapsed = time.monotonic() - self._started
+            if error is not None:
+                self._future.set_exception(error)
+            else:
+                self._future.set_result(value)
             views, self._views = self._views, []
-        self._finished.set()
         if not views:
             return
         try:
