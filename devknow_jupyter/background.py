@@ -106,7 +106,9 @@ class BackgroundCall:
 
             return message_bundle(_one_line(error), kind="error")
         value = self._future.result()
-        return {"text/plain": ""} if value is None else value
+        if value is None:  # a line, not an empty output that a saved notebook would keep as a blank
+            return {"text/plain": f"{self.label}: done, nothing to show."}
+        return value
 
     def _finish(self, value: Any, error: BaseException | None) -> None:
         with self._lock:

@@ -170,3 +170,14 @@ def _running(outputs: list[dict]) -> str:
     rest = text.split("running for ", 1)[1]
     assert re.fullmatch(r"\d+\.\d s>\n", rest), text
     return rest
+
+
+def test_a_call_with_nothing_to_show_leaves_a_line_not_an_empty_output(static_ip):
+    from devknow_jupyter import background
+
+    call = background.start("%devtest", "Working…", lambda: None)
+    assert call.wait(10) and call.result() is None
+    with capture_output() as shown:
+        call._ipython_display_()
+    texts = [output.data.get("text/plain", "") for output in shown.outputs]
+    assert texts == ["%devtest: done, nothing to show."]
